@@ -1,0 +1,418 @@
+"""The EventBus: typed publish/subscribe between the parts of one runtime.
+
+Delivery modes
+--------------
+* **sync** (default): ``handler(event)`` runs on the publisher's thread, after the
+  bus lock is released, in subscription order.
+* **queued** (``queued=True``): each subscriber owns a bounded :class:`Mailbox`
+  and a named worker thread (``edgevox-sub-<name>``) that calls the handler.
+* **mailbox** (:meth:`EventBus.mailbox`): a bounded mailbox the caller drains
+  itself (``get(timeout)``) - what BackgroundAgents and the voice loop use.
+
+Ordering: FIFO per (publisher, subscriber). Control events (``Event.control``:
+interrupt, stop, shutdown) overtake queued data events and are never dropped by
+an overflow policy.
+
+Overflow policies per mailbox: ``drop_oldest`` (evict the oldest data event),
+``drop_new`` (discard the incoming one), ``block`` (wait up to
+``block_timeout_s`` for room, then discard the incoming one). Every discard is
+counted in ``Subscription.dropped``.
+
+Failure: a handler that raises never breaks the publisher or the other
+handlers; it is counted (``Subscription.errors``, ``EventBus.stats``) and
+reported as an :class:`~edgevox.runtime.events.ErrorEvent` with the traceback
+(an error raised while handling an ErrorEvent is counted but not re-published,
+so a broken error handler cannot loop).
+
+Rejected alternative: one dispatcher thread for the whole bus (pipecat-style
+per-pipeline queues) - a slow subscriber would delay everyone and a control
+event could not overtake data queued for other subscribers.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Literal
+
+from edgevox.errors import BusClosedError
+from edgevox.runtime.events import ErrorEvent, Event
+
+Overflow = Literal["drop_oldest", "drop_new", "block"]
+OVERFLOW_POLICIES = ("drop_oldest", "drop_new", "block")
+Selector = "type[Event] | str | tuple[type[Event] | str, ...]"
+Handler = Callable[[Event], Any]
+
+_CLOSED = object()
+
+
+class Mailbox:
+    """A bounded two-lane queue: control events first, then data events in FIFO order.
+
+    Thread-safe. ``put`` applies the overflow policy; ``get`` blocks up to a timeout.
+    """
+
+    def __init__(self, max_queue: int = 1024, overflow: Overflow = "drop_oldest", block_timeout_s: float = 0.1):
+        if max_queue < 1:
+            raise ValueError(f"max_queue = {max_queue}: must be >= 1")
+        if overflow not in OVERFLOW_POLICIES:
+            raise ValueError(f"overflow = {overflow!r}: must be one of {', '.join(OVERFLOW_POLICIES)}")
+        self.max_queue = max_queue
+        self.overflow = overflow
+        self.block_timeout_s = block_timeout_s
+        self.dropped = 0
+        self._data: deque[Event] = deque()
+        self._control: deque[Event] = deque()
+        self._lock = threading.Lock()
+        self._not_empty = threading.Condition(self._lock)
+        self._not_full = threading.Condition(self._lock)
+        self._closed = False
+
+    def put(self, event: Event) -> bool:
+        """Enqueue; returns False if the event was discarded by the overflow policy."""
+        with self._lock:
+            if self._closed:
+                return False
+            if event.control:
+                self._control.append(event)
+                self._not_empty.notify()
+                return True
+            data = self._data
+            if len(data) >= self.max_queue:
+                if self.overflow == "drop_oldest":
+                    data.popleft()
+                    self.dropped += 1
+                elif self.overflow == "drop_new":
+                    self.dropped += 1
+                    return False
+                else:  # block
+                    deadline = time.monotonic() + self.block_timeout_s
+                    while len(data) >= self.max_queue and not self._closed:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or not self._not_full.wait(left):
+                            if len(data) < self.max_queue:
+                                break
+                            self.dropped += 1
+                            return False
+                    if self._closed:
+                        return False
+            data.append(event)
+            self._not_empty.notify()
+            return True
+
+    def get(self, timeout: float | None = None) -> Event | None:
+        """Next event (control first), or None on timeout or when closed and empty."""
+        with self._lock:
+            while not self._control and not self._data:
+                if self._closed:
+                    return None
+                if not self._not_empty.wait(timeout):
+                    return None
+            if self._control:
+                return self._control.popleft()
+            event = self._data.popleft()
+            self._not_full.notify()
+            return event
+
+    def get_batch(self, max_items: int = 256, timeout: float | None = None) -> list[Event]:
+        """Up to ``max_items`` events (control first) in one lock acquisition; [] on timeout."""
+        with self._lock:
+            while not self._control and not self._data:
+                if self._closed or not self._not_empty.wait(timeout):
+                    return []
+            out: list[Event] = []
+            while self._control and len(out) < max_items:
+                out.append(self._control.popleft())
+            data = self._data
+            while data and len(out) < max_items:
+                out.append(data.popleft())
+            self._not_full.notify_all()
+            return out
+
+    def drain(self) -> list[Event]:
+        """Remove and return everything queued (control first)."""
+        with self._lock:
+            out = list(self._control) + list(self._data)
+            self._control.clear()
+            self._data.clear()
+            self._not_full.notify_all()
+            return out
+
+    def clear_data(self) -> int:
+        """Drop queued data events (keep control); returns how many were dropped."""
+        with self._lock:
+            n = len(self._data)
+            self._data.clear()
+            self._not_full.notify_all()
+            return n
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._not_empty.notify_all()
+            self._not_full.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data) + len(self._control)
+
+
+class Subscription:
+    """Handle returned by :meth:`EventBus.subscribe`; ``close()`` (or ``with``) unsubscribes."""
+
+    def __init__(self, bus: EventBus, selector: Any, handler: Handler | None, name: str, mailbox: Mailbox | None):
+        self.bus = bus
+        self.selector = selector
+        self.handler = handler
+        self.name = name
+        self.mailbox = mailbox
+        self.errors = 0
+        self.delivered = 0
+        self.thread: threading.Thread | None = None
+        self._closed = False
+        self._classes: tuple[type, ...] = ()
+        self._patterns: tuple[str, ...] = ()
+        items = selector if isinstance(selector, tuple) else (selector,)
+        for item in items:
+            if isinstance(item, str):
+                self._patterns += (item,)
+            elif isinstance(item, type) and issubclass(item, Event):
+                self._classes += (item,)
+            else:
+                raise TypeError(f"subscribe({item!r}): expected an Event subclass or a topic pattern string")
+
+    def matches(self, event_type: type[Event]) -> bool:
+        if self._classes and issubclass(event_type, self._classes):
+            return True
+        kind = event_type.kind
+        return any(p == "*" or p == kind or fnmatch.fnmatchcase(kind, p) for p in self._patterns)
+
+    @property
+    def dropped(self) -> int:
+        return self.mailbox.dropped if self.mailbox is not None else 0
+
+    @property
+    def active(self) -> bool:
+        return not self._closed
+
+    def get(self, timeout: float | None = None) -> Event | None:
+        """For mailbox subscriptions: the next event, or None on timeout/closed."""
+        if self.mailbox is None:
+            raise TypeError(f"subscription {self.name!r} has no mailbox (it was made with a handler)")
+        return self.mailbox.get(timeout)
+
+    def close(self, timeout_s: float = 1.0) -> bool:
+        """Unsubscribe; for queued subscribers also stop and join the worker. Returns False if
+        the worker did not finish within ``timeout_s`` (it is reported by ``EventBus.close``)."""
+        if self._closed:
+            return True
+        self._closed = True
+        self.bus._remove(self)
+        if self.mailbox is not None:
+            self.mailbox.close()
+        thread = self.thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+            return not thread.is_alive()
+        return True
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Subscription({self.name!r}, {self.selector!r})"
+
+
+class EventBus:
+    """Typed pub/sub for one runtime. Thread-safe; see the module docstring for semantics."""
+
+    def __init__(self, name: str = "bus") -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self._subs: tuple[Subscription, ...] = ()
+        self._observers: tuple[Subscription, ...] = ()
+        self._route_cache: dict[type, tuple[Subscription, ...]] = {}
+        self._seq = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._closed = False
+        self.published = 0
+        self.handler_errors = 0
+
+    # -- subscribing -------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        selector: Any,
+        handler: Handler,
+        *,
+        queued: bool = False,
+        max_queue: int = 1024,
+        overflow: Overflow = "drop_oldest",
+        block_timeout_s: float = 0.1,
+        name: str | None = None,
+    ) -> Subscription:
+        """Call ``handler(event)`` for every event matching ``selector`` (an Event class,
+        a topic pattern like ``"voice.*"``, or a tuple of those).
+
+        ``queued=False``: on the publisher's thread. ``queued=True``: on a worker thread
+        named ``edgevox-sub-<name>`` fed by a bounded mailbox with the given overflow policy.
+        """
+        name = name or f"{getattr(handler, '__qualname__', 'handler')}#{next(self._ids)}"
+        mailbox = Mailbox(max_queue, overflow, block_timeout_s) if queued else None
+        sub = Subscription(self, selector, handler, name, mailbox)
+        if queued:
+            sub.thread = threading.Thread(target=self._worker, args=(sub,), name=f"edgevox-sub-{name}", daemon=True)
+        self._add(sub)
+        if sub.thread is not None:
+            sub.thread.start()
+        return sub
+
+    def mailbox(
+        self,
+        selector: Any,
+        *,
+        max_queue: int = 1024,
+        overflow: Overflow = "drop_oldest",
+        block_timeout_s: float = 0.1,
+        name: str | None = None,
+    ) -> Subscription:
+        """A subscription whose events wait in a bounded mailbox for the caller to ``get()``."""
+        name = name or f"mailbox#{next(self._ids)}"
+        sub = Subscription(self, selector, None, name, Mailbox(max_queue, overflow, block_timeout_s))
+        self._add(sub)
+        return sub
+
+    def add_observer(self, fn: Handler, name: str | None = None) -> Subscription:
+        """``fn(event)`` sees every published event, on the publisher's thread, before subscribers."""
+        sub = Subscription(self, "*", fn, name or f"observer#{next(self._ids)}", None)
+        with self._lock:
+            self._check_open()
+            self._observers = self._observers + (sub,)
+        return sub
+
+    def _add(self, sub: Subscription) -> None:
+        with self._lock:
+            self._check_open()
+            self._subs = self._subs + (sub,)
+            self._route_cache = {}
+
+    def _remove(self, sub: Subscription) -> None:
+        with self._lock:
+            if sub in self._subs:
+                self._subs = tuple(s for s in self._subs if s is not sub)
+                self._route_cache = {}
+            elif sub in self._observers:
+                self._observers = tuple(s for s in self._observers if s is not sub)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BusClosedError(f"EventBus {self.name!r} is closed; create a new Runtime to publish again")
+
+    # -- publishing --------------------------------------------------------------------------
+
+    def publish(self, event: Event) -> Event:
+        """Stamp ``seq`` (and ``timestamp`` if 0) and deliver. Returns the event."""
+        if self._closed:
+            raise BusClosedError(f"EventBus {self.name!r} is closed; cannot publish {event.kind!r}")
+        event.seq = next(self._seq)
+        if not event.timestamp:
+            event.timestamp = time.time()
+        self.published += 1
+        etype = type(event)
+        route = self._route_cache.get(etype)
+        if route is None:
+            with self._lock:
+                route = tuple(s for s in self._subs if s.matches(etype))
+                self._route_cache[etype] = route
+        for obs in self._observers:
+            self._call(obs, event)
+        for sub in route:
+            mailbox = sub.mailbox
+            if mailbox is not None:
+                mailbox.put(event)
+            else:
+                self._call(sub, event)
+        return event
+
+    def _call(self, sub: Subscription, event: Event) -> None:
+        try:
+            sub.handler(event)  # type: ignore[misc]
+            sub.delivered += 1
+        except Exception as exc:  # noqa: BLE001 - handler failures are reported, never propagated
+            self._report(sub, event, exc)
+
+    def _report(self, sub: Subscription, event: Event, exc: BaseException) -> None:
+        sub.errors += 1
+        self.handler_errors += 1
+        if isinstance(event, ErrorEvent) or self._closed:
+            return  # never loop on a failing error handler
+        self.publish(
+            ErrorEvent(
+                source=f"bus:{self.name}",
+                session_id=event.session_id,
+                where=sub.name,
+                error=repr(exc),
+                traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                event_kind=event.kind,
+            )
+        )
+
+    def _worker(self, sub: Subscription) -> None:
+        mailbox = sub.mailbox
+        assert mailbox is not None
+        while True:
+            batch = mailbox.get_batch(256, timeout=None)
+            if not batch:
+                return  # closed and empty
+            for event in batch:
+                if sub._closed:
+                    return
+                self._call(sub, event)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def subscriptions(self) -> list[Subscription]:
+        return list(self._subs)
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        subs = self._subs
+        return {
+            "published": self.published,
+            "handler_errors": self.handler_errors,
+            "subscribers": len(subs),
+            "dropped": {s.name: s.dropped for s in subs if s.mailbox is not None and s.dropped},
+        }
+
+    def close(self, timeout_s: float = 2.0) -> list[str]:
+        """Close every subscription and join queued workers. Returns the names of worker
+        threads that did not finish within ``timeout_s`` (abandoned); [] means clean."""
+        with self._lock:
+            if self._closed:
+                return []
+            self._closed = True
+            subs, self._subs = self._subs, ()
+            self._observers = ()
+            self._route_cache = {}
+        deadline = time.monotonic() + timeout_s
+        abandoned: list[str] = []
+        for sub in subs:
+            if not sub.close(timeout_s=max(0.0, deadline - time.monotonic())):
+                abandoned.append(sub.thread.name if sub.thread else sub.name)
+        return abandoned

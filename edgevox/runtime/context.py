@@ -1,0 +1,182 @@
+"""Cancellation and the agent context.
+
+:class:`CancelToken` is how stopping reaches running work: the voice loop's
+barge-in, the safety stop, ``BackgroundAgent.stop()`` and workflow timeouts all
+cancel a token; LLM generation, skills and tools poll it (``token.cancelled``)
+or wait on it (``token.wait(timeout)``). Tokens form a tree: cancelling a
+parent cancels every child, cancelling a child never touches the parent (so a
+``Timeout`` workflow cannot poison its caller's context).
+
+:class:`AgentContext` carries everything a running agent needs. Child contexts
+are made in exactly one place, :meth:`AgentContext.child`, which copies *every*
+field (a test enforces it) and links a fresh child cancel token.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from edgevox.errors import Cancelled
+
+if TYPE_CHECKING:
+    from edgevox.runtime.blackboard import Blackboard
+    from edgevox.runtime.bus import EventBus
+
+
+class CancelToken:
+    """A thread-safe, one-shot cancellation flag with callbacks and parent/child links."""
+
+    __slots__ = ("_event", "_lock", "_reason", "_callbacks", "_children", "_parent", "name")
+
+    def __init__(self, name: str = "", parent: CancelToken | None = None) -> None:
+        self.name = name
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._reason = ""
+        self._callbacks: list[Callable[[str], None]] = []
+        self._children: list[CancelToken] = []
+        self._parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    @property
+    def reason(self) -> str:
+        return self._reason
+
+    def cancel(self, reason: str = "cancelled") -> bool:
+        """Cancel this token and all its children. Returns False if it was already cancelled.
+
+        Callbacks run on the calling thread, after the flag is set; one that raises does
+        not stop the others.
+        """
+        with self._lock:
+            if self._event.is_set():
+                return False
+            self._reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+            children, self._children = self._children, []
+        for cb in callbacks:
+            try:
+                cb(reason)
+            except Exception:  # noqa: BLE001 - a cancel callback must not break cancellation
+                pass
+        for child in children:
+            child.cancel(reason)
+        if self._parent is not None:
+            self._parent._forget(self)
+        return True
+
+    def on_cancel(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(reason)`` when cancelled (at once if already). Returns a remover."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback(self._reason)
+        return lambda: None
+
+    def child(self, name: str = "") -> CancelToken:
+        """A token cancelled with this one, that can also be cancelled on its own."""
+        token = CancelToken(name or self.name, parent=self)
+        with self._lock:
+            if not self._event.is_set():
+                self._children.append(token)
+                return token
+        token.cancel(self._reason)
+        return token
+
+    def detach(self) -> None:
+        """Unlink from the parent (call when a child's work is done, so parents do not grow)."""
+        if self._parent is not None:
+            self._parent._forget(self)
+
+    def _forget(self, child: CancelToken) -> None:
+        with self._lock:
+            try:
+                self._children.remove(child)
+            except ValueError:
+                pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or ``timeout`` seconds pass; True if cancelled."""
+        return self._event.wait(timeout)
+
+    def raise_if_cancelled(self) -> None:
+        if self._event.is_set():
+            raise Cancelled(self._reason)
+
+    def __repr__(self) -> str:
+        state = f"cancelled: {self._reason}" if self.cancelled else "active"
+        return f"CancelToken({self.name!r}, {state})"
+
+
+@dataclass
+class AgentContext:
+    """What a running agent sees. Make sub-contexts only with :meth:`child`.
+
+    Fields are documented where they are declared; later subsystems add theirs here
+    (and the field-carry test proves :meth:`child` keeps them).
+    """
+
+    bus: EventBus | None = None
+    blackboard: Blackboard | None = None
+    cancel_token: CancelToken = field(default_factory=CancelToken)
+    hooks: tuple[Any, ...] = ()
+    """Hooks run around LLM and tool calls (see ``edgevox.agents.hooks``)."""
+    session_id: str = "default"
+    """Conversation (thread) id; every event an agent publishes carries it."""
+    turn_id: int = 0
+    """Id of the voice/user turn this work belongs to; stale turns are dropped."""
+    agent_name: str = ""
+    """The agent currently running in this context."""
+    depth: int = 0
+    """Delegation depth (0 = top-level agent)."""
+    deps: Mapping[str, Any] = field(default_factory=dict)
+    """User dependencies injected into tools (a robot handle, a database...)."""
+    memory: Any = None
+    """Per-session conversation memory (``edgevox.agents.memory``), if any."""
+    llm_lock: Any = None
+    """Lock serialising calls into a shared LLM engine (one inference at a time)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """Scratch state shared by this context and its children (same dict object)."""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_token.cancelled
+
+    def child(self, **overrides: Any) -> AgentContext:
+        """A child context: every field carried over, a linked child cancel token, overrides applied.
+
+        Unknown override names raise ``TypeError`` naming the valid fields.
+        """
+        names = [f.name for f in dataclasses.fields(self)]
+        unknown = set(overrides) - set(names)
+        if unknown:
+            raise TypeError(f"AgentContext.child(): unknown fields {sorted(unknown)}; valid: {names}")
+        values = {name: getattr(self, name) for name in names}
+        values["cancel_token"] = self.cancel_token.child(self.agent_name)
+        values.update(overrides)
+        return AgentContext(**values)
+
+    def publish(self, event: Any) -> None:
+        """Publish on the bus (if any), stamping this context's session and agent name."""
+        if self.bus is None:
+            return
+        if getattr(event, "session_id", None) is None:
+            event.session_id = self.session_id
+        if not getattr(event, "source", ""):
+            event.source = self.agent_name
+        self.bus.publish(event)

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh Debian machine, then lint and test.
+# This is the README's test command and what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh --dev
+
+echo "== lint (ruff)"
+python -m ruff check edgevox tests scripts
+
+echo "== tests (pytest)"
+python -m pytest "$@"
