@@ -134,6 +134,13 @@ class Mailbox:
             self._not_full.notify_all()
             return out
 
+    def take_control(self) -> list[Event]:
+        """Remove and return only the queued control events."""
+        with self._lock:
+            out = list(self._control)
+            self._control.clear()
+            return out
+
     def drain(self) -> list[Event]:
         """Remove and return everything queued (control first)."""
         with self._lock:
@@ -249,6 +256,8 @@ class EventBus:
         self._closed = False
         self.published = 0
         self.handler_errors = 0
+        self._attachments: dict[str, Any] = {}
+        self._attach_lock = threading.Lock()
 
     # -- subscribing -------------------------------------------------------------------------
 
@@ -372,14 +381,31 @@ class EventBus:
     def _worker(self, sub: Subscription) -> None:
         mailbox = sub.mailbox
         assert mailbox is not None
+        control = mailbox._control  # read without the lock: a cheap "did control arrive?" probe
+        call = self._call
         while True:
+            # Batches amortise the lock; a control event that arrives mid-batch is handled
+            # before the next data event of the batch, so batching never delays control.
             batch = mailbox.get_batch(256, timeout=None)
             if not batch:
                 return  # closed and empty
             for event in batch:
                 if sub._closed:
                     return
-                self._call(sub, event)
+                if control and not event.control:
+                    for urgent in mailbox.take_control():
+                        call(sub, urgent)
+                call(sub, event)
+
+    def attachment(self, key: str, factory: Callable[[], Any]) -> Any:
+        """Per-bus helper state (e.g. the request/reply table of ``edgevox.runtime.messages``):
+        created once by ``factory()`` and kept for the bus's lifetime - state that belongs to
+        one bus without any module global."""
+        with self._attach_lock:
+            obj = self._attachments.get(key)
+            if obj is None:
+                obj = self._attachments[key] = factory()
+            return obj
 
     # -- lifecycle ---------------------------------------------------------------------------
 

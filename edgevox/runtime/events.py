@@ -1,8 +1,11 @@
 """Typed events: the only thing that travels on the :class:`~edgevox.runtime.bus.EventBus`.
 
-Every event is a keyword-only dataclass with a class-level ``kind`` (its topic,
-dot-separated, e.g. ``"voice.transcript"``). Subscribe by class (subclasses
-match) or by a topic pattern with shell wildcards (``"voice.*"``, ``"*"``).
+Every event is a keyword-only dataclass with a class-level ``kind`` (its bus
+topic, dot-separated, e.g. ``"voice.transcript"``; there is deliberately no
+``topic`` attribute on the base class, so a subclass such as
+:class:`~edgevox.runtime.messages.AgentMessage` can carry its own ``topic``
+field). Subscribe by class (subclasses match) or by a topic pattern with shell
+wildcards (``"voice.*"``, ``"*"``).
 
 The bus stamps ``seq`` (a per-bus, strictly increasing number) and fills
 ``timestamp`` (wall clock, seconds since the epoch) when the publisher left it
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 _REGISTRY: dict[str, type[Event]] = {}
@@ -51,10 +54,6 @@ class Event:
             if other is not None and other.__qualname__ != cls.__qualname__:
                 raise TypeError(f"event kind {kind!r} is used by both {other.__qualname__} and {cls.__qualname__}")
             _REGISTRY[kind] = cls
-
-    @property
-    def topic(self) -> str:
-        return self.kind
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict with a ``kind`` key; the inverse is :func:`event_from_dict`."""

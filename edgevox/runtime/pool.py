@@ -1,0 +1,213 @@
+"""AgentPool: named agents sharing one bus and one blackboard.
+
+``run(name, task)`` runs an agent on the *caller's* thread with a fresh context
+from :meth:`AgentPool.make_ctx`; ``start_background(name, trigger=...)`` runs it
+on its own supervised thread (a :class:`~edgevox.runtime.background.BackgroundAgent`
+added to the pool's supervisor). ``stop_all()`` cancels the foreground runs in
+flight and stops every background agent. All methods are thread-safe.
+
+A pool made with ``AgentPool()`` owns a private bus, blackboard and supervisor
+(and ``close()`` releases them); a Runtime passes its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from edgevox.runtime.agent import RunnableAgent, agent_name
+from edgevox.runtime.background import BackgroundAgent, RestartType
+from edgevox.runtime.blackboard import Blackboard
+from edgevox.runtime.bus import EventBus
+from edgevox.runtime.context import AgentContext, CancelToken
+from edgevox.runtime.events import Event
+from edgevox.runtime.lifecycle import StopReport
+from edgevox.runtime.supervisor import ChildSpec, Supervisor, SupervisorState
+
+
+class AgentPool:
+    """Registry of agents plus their background runners. See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        bus: EventBus | None = None,
+        blackboard: Blackboard | None = None,
+        supervisor: Supervisor | None = None,
+        ctx_defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._owns_bus = bus is None
+        self._owns_blackboard = blackboard is None
+        self._owns_supervisor = supervisor is None
+        self.bus = bus if bus is not None else EventBus("pool")
+        self.blackboard = blackboard if blackboard is not None else Blackboard(name="pool")
+        self.supervisor = supervisor if supervisor is not None else Supervisor("pool", bus=self.bus)
+        self.ctx_defaults = dict(ctx_defaults or {})
+        AgentContext(**self.ctx_defaults)  # fail now, naming the field, if a default is unknown
+        self._lock = threading.Lock()
+        self._agents: dict[str, RunnableAgent] = {}
+        self._background: dict[str, BackgroundAgent] = {}
+        self._in_flight: set[CancelToken] = set()
+
+    # -- registry ----------------------------------------------------------------------------
+
+    def register(self, agent: RunnableAgent) -> RunnableAgent:
+        """Add ``agent`` under its ``name``; a name already registered is a ValueError."""
+        name = agent_name(agent)
+        with self._lock:
+            if name in self._agents:
+                raise ValueError(f"agent name {name!r} is already registered in this pool; pick another name")
+            self._agents[name] = agent
+        return agent
+
+    def unregister(self, name: str) -> RunnableAgent:
+        with self._lock:
+            if name in self._background:
+                raise ValueError(f"agent {name!r} runs in the background; stop_background({name!r}) first")
+            return self._agents.pop(name)
+
+    def get(self, name: str) -> RunnableAgent:
+        with self._lock:
+            try:
+                return self._agents[name]
+            except KeyError:
+                raise KeyError(f"no agent named {name!r}; registered: {sorted(self._agents)}") from None
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._agents)
+
+    def __contains__(self, name: str) -> bool:
+        with self._lock:
+            return name in self._agents
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._agents)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def make_ctx(self, **overrides: Any) -> AgentContext:
+        """A new top-level context with the shared bus and blackboard, the pool's
+        ``ctx_defaults`` and then ``overrides`` (a fresh cancel token unless given)."""
+        values: dict[str, Any] = {"bus": self.bus, "blackboard": self.blackboard, **self.ctx_defaults, **overrides}
+        return AgentContext(**values)
+
+    def run(self, name: str, task: Any, **ctx_overrides: Any) -> Any:
+        """Run agent ``name`` on the calling thread with ``make_ctx(agent_name=name, ...)``."""
+        agent = self.get(name)
+        ctx = self.make_ctx(**{"agent_name": name, **ctx_overrides})
+        with self._lock:
+            self._in_flight.add(ctx.cancel_token)
+        try:
+            return agent.run(task, ctx)
+        finally:
+            with self._lock:
+                self._in_flight.discard(ctx.cancel_token)
+
+    def start_background(
+        self,
+        name: str,
+        trigger: Callable[[Event], Any] | None = None,
+        subscribe_to: Any = "*",
+        max_queue: int = 32,
+        overflow: Literal["drop_oldest", "drop_new"] = "drop_oldest",
+        restart: RestartType = "transient",
+        max_restarts: int = 5,
+        restart_window_s: float = 60.0,
+        *,
+        include_own: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        start_timeout_s: float = 5.0,
+        shutdown_timeout_s: float = 5.0,
+        factory: Callable[[], RunnableAgent] | None = None,
+        ctx: AgentContext | None = None,
+    ) -> BackgroundAgent:
+        """Run registered agent ``name`` (or ``factory()`` per incarnation) in the background,
+        supervised by the pool's supervisor. Every BackgroundAgent option is accepted."""
+        agent = None if factory is not None else self.get(name)
+        bg = BackgroundAgent(
+            agent,
+            trigger,
+            subscribe_to,
+            max_queue,
+            overflow,
+            restart,
+            max_restarts,
+            restart_window_s,
+            name=name,
+            factory=factory,
+            include_own=include_own,
+            clock=clock,
+            start_timeout_s=start_timeout_s,
+            shutdown_timeout_s=shutdown_timeout_s,
+        )
+        with self._lock:
+            if name in self._background:
+                raise ValueError(f"agent {name!r} already runs in the background; stop_background({name!r}) first")
+            self._background[name] = bg
+        try:
+            self.supervisor.add_child(ChildSpec.for_background(bg, ctx or self.make_ctx(agent_name=name), self.bus))
+            if self._owns_supervisor and self.supervisor.state is SupervisorState.NEW:
+                self.supervisor.start()
+        except BaseException:
+            with self._lock:
+                self._background.pop(name, None)
+            if name in self.supervisor.child_names():
+                self.supervisor.remove_child(name, 1.0)
+            raise
+        return bg
+
+    def background(self, name: str) -> BackgroundAgent:
+        with self._lock:
+            return self._background[name]
+
+    def background_names(self) -> list[str]:
+        with self._lock:
+            return list(self._background)
+
+    def stop_background(self, name: str, timeout_s: float | None = None) -> StopReport:
+        with self._lock:
+            if name not in self._background:
+                raise KeyError(f"agent {name!r} is not running in the background; running: {sorted(self._background)}")
+            self._background.pop(name)
+        return self.supervisor.remove_child(name, timeout_s)
+
+    def stop_all(self, timeout_s: float = 5.0) -> StopReport:
+        """Cancel foreground runs in flight and stop every background agent (reverse order)."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            tokens = list(self._in_flight)
+            agents = list(self._background.values())
+        for token in tokens:
+            token.cancel("agent pool stopping")
+        reports = []
+        for bg in reversed(agents):
+            left = min(bg.shutdown_timeout_s, max(0.0, deadline - time.monotonic()))
+            try:
+                reports.append(self.stop_background(bg.name, left))
+            except KeyError:
+                pass  # stopped concurrently
+        return StopReport.merge(reports)
+
+    def close(self, timeout_s: float = 5.0) -> StopReport:
+        """``stop_all`` and release what this pool created itself (bus, blackboard, supervisor)."""
+        deadline = time.monotonic() + timeout_s
+        report = self.stop_all(timeout_s)
+        left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
+        extra: list[str] = []
+        if self._owns_supervisor:
+            report = StopReport.merge([report, self.supervisor.stop(left())])
+        if self._owns_blackboard:
+            extra += self.blackboard.close(left())
+        if self._owns_bus:
+            extra += self.bus.close(left())
+        return StopReport.merge([report, StopReport.abandoned_threads(extra)])
+
+    def __enter__(self) -> AgentPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,162 @@
+"""Runtime: the one object that owns a bus, a blackboard, a root supervisor and a pool.
+
+Nothing here is global: two Runtimes in one process share nothing (a test builds
+one per test; one ROS node can host two). Library code never installs signal
+handlers, prints or exits - ``start()`` returns, ``stop(timeout_s)`` reports.
+
+Lifecycle (illegal transitions raise :class:`~edgevox.errors.LifecycleError`)::
+
+    NEW --start()--> STARTING --> RUNNING --stop()--> STOPPING --> STOPPED
+                        |            |                   ^
+                        |            +-- root supervisor gives up --> FAILED --stop()--+
+                        +-- a child fails to start (rolled back) --> STOPPED (start() raises)
+
+``stop()`` on NEW releases the resources (-> STOPPED); a second ``stop()`` returns the
+first report. A Runtime is not restartable: build a new one.
+
+Shutdown order: publish :class:`~edgevox.runtime.events.ShutdownEvent` (control: it
+overtakes queued data), cancel foreground runs, stop the supervisor (children in
+reverse start order, each within its shutdown timeout), close the blackboard, close
+the bus. Each step gets what is left of ``timeout_s``; whatever did not finish is
+named in ``StopReport.abandoned``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import Any
+
+from edgevox.runtime.blackboard import Blackboard
+from edgevox.runtime.bus import EventBus
+from edgevox.runtime.events import ErrorEvent, ShutdownEvent
+from edgevox.runtime.lifecycle import Lifecycle, StopReport
+from edgevox.runtime.pool import AgentPool
+from edgevox.runtime.supervisor import Strategy, Supervisor
+
+
+class RuntimeState(str, Enum):
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+_S = RuntimeState
+_TRANSITIONS = {
+    _S.NEW: (_S.STARTING, _S.STOPPING),
+    _S.STARTING: (_S.RUNNING, _S.STOPPED),
+    _S.RUNNING: (_S.STOPPING, _S.FAILED),
+    _S.FAILED: (_S.STOPPING,),
+    _S.STOPPING: (_S.STOPPED,),
+    _S.STOPPED: (),
+}
+_HINTS = {
+    _S.RUNNING: "it is already running",
+    _S.STOPPED: "a Runtime cannot be restarted; create a new Runtime",
+    _S.FAILED: "its root supervisor gave up; call stop() and create a new Runtime",
+}
+
+
+class Runtime:
+    """Owns ``bus``, ``blackboard``, ``supervisor`` and ``pool``. Use as a context manager
+    or call ``start()`` / ``stop(timeout_s)``."""
+
+    def __init__(
+        self,
+        name: str = "edgevox",
+        *,
+        strategy: Strategy = "one_for_one",
+        max_restarts: int = 3,
+        restart_window_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        async_watchers: bool = False,
+        ctx_defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.bus = EventBus(name)
+        self.blackboard = Blackboard(async_watchers=async_watchers, name=name, on_error=self._report_error)
+        self.supervisor = Supervisor(
+            name,
+            strategy=strategy,
+            max_restarts=max_restarts,
+            restart_window_s=restart_window_s,
+            clock=clock,
+            bus=self.bus,
+        )
+        self.pool = AgentPool(
+            bus=self.bus, blackboard=self.blackboard, supervisor=self.supervisor, ctx_defaults=ctx_defaults
+        )
+        self.failure: BaseException | None = None
+        """Why the root supervisor gave up, if it did (state FAILED)."""
+        self._life = Lifecycle(f"Runtime {name!r}", RuntimeState.NEW, _TRANSITIONS, _HINTS)
+        self._stop_lock = threading.Lock()
+        self._report: StopReport | None = None
+
+    @property
+    def state(self) -> RuntimeState:
+        return self._life.state
+
+    def start(self) -> Runtime:
+        """Start the supervisor (and so every background agent added so far). Returns self."""
+        self._life.to(RuntimeState.STARTING, "start")
+        try:
+            self.supervisor.start(on_give_up=self._on_supervisor_gave_up)
+        except BaseException:
+            self._life.to(RuntimeState.STOPPED)
+            self.blackboard.close(1.0)
+            self.bus.close(1.0)
+            raise
+        self._life.to(RuntimeState.RUNNING)
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> StopReport:
+        """Shut everything down within ``timeout_s``; see the module docstring for the order."""
+        with self._stop_lock:
+            if self._report is not None:
+                return self._report
+            self._life.to(RuntimeState.STOPPING, "stop")
+            deadline = time.monotonic() + timeout_s
+
+            def left() -> float:
+                return max(0.0, deadline - time.monotonic())
+
+            if not self.bus.closed:
+                self.bus.publish(ShutdownEvent(source=f"runtime:{self.name}"))
+            reports = [self.pool.stop_all(left()), self.supervisor.stop(left())]
+            abandoned = self.blackboard.close(left()) + self.bus.close(left())
+            report = StopReport.merge([*reports, StopReport.abandoned_threads(abandoned)])
+            self._life.to(RuntimeState.STOPPED)
+            self._report = report
+            return report
+
+    def _on_supervisor_gave_up(self, error: BaseException | None) -> None:
+        """Runs on the root supervisor's thread: the end of the escalation chain."""
+        self.failure = error
+        self._life.to_if(RuntimeState.FAILED, RuntimeState.RUNNING)
+
+    def _report_error(self, where: str, exc: BaseException) -> None:
+        if self.bus.closed:
+            return
+        self.bus.publish(
+            ErrorEvent(
+                source=f"runtime:{self.name}",
+                where=where,
+                error=repr(exc),
+                traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+            )
+        )
+
+    def __enter__(self) -> Runtime:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"Runtime({self.name!r}, {self.state.value})"

@@ -1,0 +1,102 @@
+"""AgentPool: registry, run with make_ctx, background agents, stop_all, thread safety."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from edgevox.runtime.background import AgentState
+from edgevox.runtime.pool import AgentPool
+
+from .conftest import Ping, RecordingAgent
+
+
+@pytest.fixture
+def pool():
+    p = AgentPool()
+    yield p
+    assert p.close(2.0)
+
+
+def test_register_get_names_and_duplicate_names_are_an_error(pool):
+    a = pool.register(RecordingAgent("a"))
+    pool.register(RecordingAgent("b"))
+    assert pool.get("a") is a and pool.names() == ["a", "b"] and "a" in pool and len(pool) == 2
+    with pytest.raises(ValueError, match="agent name 'a' is already registered"):
+        pool.register(RecordingAgent("a"))
+    with pytest.raises(KeyError, match="no agent named 'zz'; registered: \\['a', 'b'\\]"):
+        pool.get("zz")
+    with pytest.raises(TypeError, match="needs a non-empty str attribute 'name'"):
+        pool.register(object())  # type: ignore[arg-type]
+
+
+def test_register_is_thread_safe_exactly_one_of_many_racing_duplicates_wins(pool):
+    wins, errors = [], []
+    barrier = threading.Barrier(8)
+
+    def reg():
+        barrier.wait()
+        try:
+            pool.register(RecordingAgent("same"))
+            wins.append(1)
+        except ValueError:
+            errors.append(1)
+
+    threads = [threading.Thread(target=reg) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1 and len(errors) == 7
+
+
+def test_run_uses_make_ctx_with_the_shared_bus_and_blackboard(pool):
+    agent = pool.register(RecordingAgent("a"))
+    assert pool.run("a", "task") == "task"
+    ctx = agent.ctxs[0]
+    assert ctx.bus is pool.bus and ctx.blackboard is pool.blackboard and ctx.agent_name == "a"
+    assert agent.threads[0] is threading.current_thread()
+
+
+def test_make_ctx_applies_defaults_and_overrides_and_fresh_tokens():
+    p = AgentPool(ctx_defaults={"session_id": "kitchen", "deps": {"robot": 1}})
+    c1, c2 = p.make_ctx(), p.make_ctx(turn_id=3)
+    assert c1.session_id == "kitchen" and c1.deps == {"robot": 1} and c2.turn_id == 3
+    assert c1.bus is p.bus and c1.blackboard is p.blackboard
+    assert c1.cancel_token is not c2.cancel_token
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        p.make_ctx(nonsense=1)
+    assert p.close(2.0)
+
+
+def test_start_background_runs_supervised_and_stop_background_stops_it(pool):
+    agent = pool.register(RecordingAgent("bg"))
+    bg = pool.start_background("bg", trigger=lambda e: e.n if isinstance(e, Ping) else None, max_queue=4)
+    assert bg.state is AgentState.RUNNING and bg.max_queue == 4
+    assert [c.name for c in pool.supervisor.which_children()] == ["bg"]
+    pool.bus.publish(Ping(n=3))
+    assert agent.wait_for(1) and agent.ctxs[0].blackboard is pool.blackboard
+    with pytest.raises(ValueError, match="already runs in the background"):
+        pool.start_background("bg", trigger=lambda e: None)
+    assert pool.stop_background("bg")
+    assert bg.state is AgentState.STOPPED and pool.background_names() == []
+
+
+def test_stop_all_cancels_foreground_runs_and_stops_background_agents(pool):
+    entered = threading.Event()
+    result = []
+
+    def long(task, ctx):
+        entered.set()
+        return ctx.cancel_token.wait(10)
+
+    pool.register(RecordingAgent("fg", behaviour=long))
+    pool.register(RecordingAgent("bg"))
+    bg = pool.start_background("bg", trigger=lambda e: None)
+    runner = threading.Thread(target=lambda: result.append(pool.run("fg", 1)))
+    runner.start()
+    assert entered.wait(5)
+    report = pool.stop_all(2.0)
+    runner.join(5)
+    assert report and result == [True] and bg.state is AgentState.STOPPED
