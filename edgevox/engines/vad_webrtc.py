@@ -29,7 +29,9 @@ class WebRtcVAD:
             raise ValueError(f"WebRtcVAD frame_ms={frame_ms}: must be one of {_FRAMES_MS}")
         if aggressiveness not in (0, 1, 2, 3):
             raise ValueError(f"WebRtcVAD aggressiveness={aggressiveness}: must be 0, 1, 2 or 3")
-        webrtcvad = require("webrtcvad", package="webrtcvad-wheels", extra="vad", purpose="WebRTC voice activity detection")
+        webrtcvad = require(
+            "webrtcvad", package="webrtcvad-wheels", extra="vad", purpose="WebRTC voice activity detection"
+        )
         self.sample_rate_hz = sample_rate_hz
         self.frame_ms = frame_ms
         self.aggressiveness = aggressiveness
