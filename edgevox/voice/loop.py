@@ -1,0 +1,640 @@
+"""The voice loop: microphone -> VAD -> STT -> agent -> chunker -> TTS -> speaker, with barge-in and a safety stop.
+
+Threads (all named, all joined by :meth:`VoiceLoop.stop`)::
+
+    edgevox-voice-capture   AudioIn.read -> resample -> frames -> VAD -> Segmenter
+                            (speech start may barge in; utterances go to the STT queue)
+    edgevox-voice-stt       STT.transcribe -> stop-phrase check -> turn queue
+    edgevox-voice-turn      agent.stream(text, ctx) -> Chunker -> Speaker.say, one turn at a time
+    edgevox-voice-tts       (Speaker) TTS.synthesize -> AudioOut.write
+    edgevox-voice-playback  (Speaker) watches played_samples: FirstAudio, end of playback
+
+The device callback lives inside the AudioIn adapter and only copies frames into a
+queue; nothing here runs on it. Queues between threads are unbounded deques:
+speech that arrives while a turn is running waits for its turn and is never
+dropped (the only things ever discarded are a cancelled turn's own chunks).
+
+Turns: every utterance (at speech start) or typed text gets the next ``turn_id``;
+a turn's :class:`~edgevox.runtime.context.AgentContext` carries it and a
+cancel token that is a child of the loop's root token.
+
+Barge-in (capture thread, at ``SpeechStarted`` while the reply is audible, echo
+guard ``energy_gate`` or ``off``): :meth:`Speaker.halt` clears the output and
+drops the turn's queued chunks, the turn token is cancelled (generation stops
+between tokens), :class:`InterruptEvent` + :class:`Interrupted` are published,
+and the agent's history keeps only the chunks that fully played
+(``truncate_reply``). The user's utterance then becomes the next turn.
+
+Safety stop (STT thread, or the caller of :meth:`submit_text`): every transcript
+is matched against the stop phrases *before* any agent sees it and without
+waiting for the turn worker (it never takes a turn lock). A match halts the
+audio, cancels the running turn's token (LLM generation, tools and skills holding
+``ctx.cancel_token`` or a child of it) and every queued turn, then publishes
+:class:`StopEvent` (control: overtakes queued data) and :class:`Stopped`.
+
+Echo guard: see :mod:`edgevox.voice.echo`.
+
+Device loss: ``AudioIn.read`` raising :class:`AudioDeviceError`, or no audio for
+``input_stall_s``, makes the capture thread publish ``AudioDevice(state="lost")``,
+stop and restart the input with back-off, and publish ``reopened`` (or
+``failed`` per attempt) - it keeps trying until it succeeds or the loop stops.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from edgevox.engines.base import STT, TTS, VAD, AudioIn, AudioOut
+from edgevox.engines.resample import Resampler
+from edgevox.errors import AudioDeviceError, Cancelled, LifecycleError
+from edgevox.runtime.context import AgentContext, CancelToken
+from edgevox.runtime.events import ErrorEvent, Event, InterruptEvent, StopEvent
+from edgevox.voice.chunker import Chunker, ChunkerSettings
+from edgevox.voice.echo import ECHO_GUARD_MODES, rms
+from edgevox.voice.events import (
+    AudioDevice,
+    Chunk,
+    InputEnded,
+    Interrupted,
+    SpeechEnded,
+    SpeechStarted,
+    Stopped,
+    Token,
+    TranscriptEvent,
+    TurnDone,
+    TurnStarted,
+)
+from edgevox.voice.segmenter import FrameSplitter, SegmentEnd, Segmenter, SegmenterSettings, SegmentStart
+from edgevox.voice.speaker import Speaker, TurnAudio
+from edgevox.voice.speechtext import clean_for_speech
+from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES, StopPhraseMatcher
+from edgevox.voice.vocabulary import vocabulary_for
+
+STOP_REASON = "safety stop"
+BARGE_IN_REASON = "barge-in"
+SHUTDOWN_REASON = "voice loop stopping"
+
+
+class Agent(Protocol):
+    """What the loop drives: text deltas for a user message (``truncate_reply`` is optional)."""
+
+    def stream(self, task: str, ctx: AgentContext) -> Iterator[str]: ...
+
+
+@dataclass(frozen=True)
+class VoiceSettings:
+    """Voice loop settings. Durations carry their unit in the name."""
+
+    segmenter: SegmenterSettings = field(default_factory=SegmenterSettings)
+    chunker: ChunkerSettings = field(default_factory=ChunkerSettings)
+    echo_guard: str = "half_duplex"
+    """``half_duplex``, ``energy_gate`` or ``off`` (see :mod:`edgevox.voice.echo`)."""
+    echo_tail_ms: int = 300
+    """Half-duplex: the mic still counts as echo this long after playback ends."""
+    energy_gate_ratio: float = 2.0
+    """Energy gate: a voiced frame counts only if its RMS exceeds this times the playback RMS."""
+    energy_gate_window_ms: int = 150
+    """Energy gate: the playback reference is the max over +- this window (covers device latency)."""
+    barge_in: bool = True
+    """Let user speech interrupt the reply (not in half-duplex, where only stop phrases do)."""
+    stop_phrases: tuple[str, ...] = DEFAULT_STOP_PHRASES
+    vocabulary: tuple[str, ...] = ()
+    """Words that bias STT, in addition to the agent's tool names and enum values."""
+    session_id: str = "default"
+    read_timeout_s: float = 0.1
+    input_stall_s: float | None = 2.0
+    """No audio at all for this long = the stream died: reopen it (None: never)."""
+    reopen_backoff_s: tuple[float, ...] = (0.05, 0.2, 0.5, 1.0, 2.0)
+    """Waits before successive reopen attempts; the last one repeats."""
+
+    def __post_init__(self) -> None:
+        if self.echo_guard not in ECHO_GUARD_MODES:
+            raise ValueError(f"voice.echo_guard = {self.echo_guard!r}: must be one of {', '.join(ECHO_GUARD_MODES)}")
+        if self.energy_gate_ratio <= 0:
+            raise ValueError(f"voice.energy_gate_ratio = {self.energy_gate_ratio}: must be > 0")
+        if not self.reopen_backoff_s:
+            raise ValueError("voice.reopen_backoff_s: give at least one wait in seconds")
+
+
+@dataclass
+class StopReport:
+    """What :meth:`VoiceLoop.stop` left behind. ``clean`` is True when every thread finished."""
+
+    abandoned_threads: list[str] = field(default_factory=list)
+    cancelled_turns: list[int] = field(default_factory=list)
+    """Turns running or queued when the loop stopped (each also got ``TurnDone(status="cancelled")``)."""
+    dropped_utterances: int = 0
+    """Utterances not yet transcribed when the loop stopped."""
+
+    @property
+    def clean(self) -> bool:
+        return not self.abandoned_threads
+
+
+@dataclass
+class _Utterance:
+    turn_id: int
+    audio: np.ndarray
+    echo: bool
+
+
+@dataclass
+class _TurnRequest:
+    turn_id: int
+    text: str
+
+
+class VoiceLoop:
+    """Runs a voice conversation over the given engines (see the module docstring)."""
+
+    def __init__(
+        self,
+        bus: Any,
+        vad: VAD,
+        stt: STT,
+        agent: Agent,
+        tts: TTS,
+        audio_in: AudioIn,
+        audio_out: AudioOut,
+        settings: VoiceSettings | None = None,
+        *,
+        context: AgentContext | None = None,
+        name: str = "voice",
+    ) -> None:
+        self.bus = bus
+        self.vad = vad
+        self.stt = stt
+        self.agent = agent
+        self.tts = tts
+        self.audio_in = audio_in
+        self.audio_out = audio_out
+        self.settings = settings or VoiceSettings()
+        self.name = name
+        seg = self.settings.segmenter
+        if vad.frame_ms != seg.frame_ms:
+            raise ValueError(f"VAD frame_ms = {vad.frame_ms} but segmenter.frame_ms = {seg.frame_ms}: set them equal")
+        if stt.sample_rate_hz != vad.sample_rate_hz:
+            raise ValueError(f"STT rate {stt.sample_rate_hz} Hz differs from VAD rate {vad.sample_rate_hz} Hz")
+        self.session_id = self.settings.session_id
+        base = context or AgentContext(bus=bus, session_id=self.session_id)
+        self._base_context = base
+        self.matcher = StopPhraseMatcher(self.settings.stop_phrases)
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._utterances: deque[_Utterance] = deque()
+        self._turns: deque[_TurnRequest] = deque()
+        self._current: tuple[_TurnRequest, AgentContext, TurnAudio] | None = None
+        self._stt_busy = False
+        self._stopping = threading.Event()
+        self._input_done = threading.Event()
+        self._state = "new"
+        self._threads: list[threading.Thread] = []
+        self._root: CancelToken | None = None
+        self.speaker = Speaker(tts, audio_out, self._publish, session_id=self.session_id, on_error=self._report_error)
+        self.device_reopens = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Open the devices and start the threads; returns at once. Raises if a device cannot open."""
+        if self._state != "new":
+            raise LifecycleError(f"VoiceLoop.start(): the loop is {self._state}; create a new VoiceLoop to start again")
+        # The loop's own context: its token (the root of every turn's token) is a child of the
+        # caller's, so cancelling the caller's context stops the loop's turns, and stop() never
+        # cancels the caller's token.
+        self._loop_context = self._base_context.child(session_id=self.session_id)
+        self._root = self._loop_context.cancel_token
+        self.audio_out.start()
+        try:
+            self.audio_in.start()
+        except BaseException:
+            self.audio_out.stop()
+            raise
+        self._state = "running"
+        self.speaker.start()
+        self._threads = [
+            threading.Thread(target=self._capture_worker, name="edgevox-voice-capture", daemon=True),
+            threading.Thread(target=self._stt_worker, name="edgevox-voice-stt", daemon=True),
+            threading.Thread(target=self._turn_worker, name="edgevox-voice-turn", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def stop(self, timeout_s: float = 5.0) -> StopReport:
+        """Cancel the running turn, drop queued work (reported), close devices, join every thread."""
+        report = StopReport()
+        if self._state != "running":
+            self._state = "stopped"
+            return report
+        self._state = "stopping"
+        deadline = time.monotonic() + timeout_s
+        self._stopping.set()
+        with self._cond:
+            report.dropped_utterances = len(self._utterances)
+            self._utterances.clear()
+            queued = list(self._turns)
+            self._turns.clear()
+            if self._current is not None:
+                report.cancelled_turns.append(self._current[0].turn_id)
+            self._cond.notify_all()
+        report.cancelled_turns += [r.turn_id for r in queued]
+        assert self._root is not None
+        self._root.cancel(SHUTDOWN_REASON)
+        self.speaker.halt(self.speaker.current)
+        self.speaker.signal_stop()
+        for req in queued:
+            self._publish(TurnDone(turn_id=req.turn_id, session_id=self.session_id, status="cancelled"))
+        with suppress(Exception):
+            self.audio_in.stop()
+        for t in self._threads + self.speaker.threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+            if t.is_alive():
+                report.abandoned_threads.append(t.name)
+        with suppress(Exception):
+            self.audio_out.stop()
+        self._root.detach()
+        self._state = "stopped"
+        return report
+
+    @property
+    def running(self) -> bool:
+        return self._state == "running"
+
+    # -- public inputs ------------------------------------------------------------------------
+
+    def submit_text(self, text: str) -> int:
+        """Handle typed text like a transcript (stop check first, then a queued turn). Returns its turn id."""
+        if self._state != "running":
+            raise LifecycleError(f"VoiceLoop.submit_text(): the loop is {self._state}; call start() first")
+        turn_id = next(self._ids)
+        with self._cond:
+            self._stt_busy = True  # counts as pending work until queued, so wait_idle cannot slip through
+        try:
+            self._handle_transcript(turn_id, text.strip(), origin="text", stt_s=0.0, echo=False)
+        finally:
+            with self._cond:
+                self._stt_busy = False
+                self._cond.notify_all()
+        return turn_id
+
+    def safety_stop(self, reason: str = "stop requested", text: str = "") -> Stopped:
+        """Run the safety stop now (what a stop phrase does), e.g. from a hardware button."""
+        return self._safety_stop(0, text, reason, time.time())
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Block until nothing is queued, transcribing, running or playing; True if idle in time."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                busy = self._utterances or self._turns or self._stt_busy or self._current is not None
+                if not busy and self.speaker.idle:
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # Speaker state changes do not notify this condition; re-check at a short period.
+                self._cond.wait(min(left, 0.02))
+
+    def wait_input_done(self, timeout_s: float) -> bool:
+        """For finite inputs (WAV files): wait for the end of input, then for idle."""
+        start = time.monotonic()
+        if not self._input_done.wait(timeout_s):
+            return False
+        return self.wait_idle(max(0.0, timeout_s - (time.monotonic() - start)))
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _publish(self, event: Event) -> None:
+        if not event.session_id:
+            event.session_id = self.session_id
+        if not event.source:
+            event.source = self.name
+        if not event.timestamp:
+            event.timestamp = time.time()
+        with suppress(Exception):  # a closed bus during shutdown must not kill a worker
+            self.bus.publish(event)
+
+    def _report_error(self, where: str, exc: BaseException) -> None:
+        self._publish(
+            ErrorEvent(
+                where=f"{self.name}.{where}",
+                error=repr(exc),
+                traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+            )
+        )
+
+    # -- capture thread -----------------------------------------------------------------------
+
+    def _capture_worker(self) -> None:
+        """Capture thread: read blocks, VAD, segment; barge in; reopen a lost device."""
+        seg_settings = self.settings.segmenter
+        rate = self.vad.sample_rate_hz
+        segmenter = Segmenter(seg_settings, rate)
+        splitter = FrameSplitter(segmenter.frame_samples, rate)
+        resampler = Resampler(self.audio_in.sample_rate_hz, rate) if self.audio_in.sample_rate_hz != rate else None
+        last_audio = time.monotonic()
+        last_playing = 0.0
+        utt_turn_id = 0
+        utt_echo = False
+        guard = self.settings.echo_guard
+        while not self._stopping.is_set():
+            try:
+                block = self.audio_in.read(self.settings.read_timeout_s)
+            except EOFError:
+                end = segmenter.flush()
+                if end is not None:
+                    self._end_utterance(utt_turn_id, end, utt_echo)
+                self._publish(InputEnded())
+                self._input_done.set()
+                return
+            except AudioDeviceError as exc:
+                if not self._reopen(exc):
+                    return
+                segmenter.reset()
+                splitter.reset()
+                last_audio = time.monotonic()
+                continue
+            except Exception as exc:  # noqa: BLE001 - any read failure is a lost device
+                if not self._reopen(exc):
+                    return
+                segmenter.reset()
+                splitter.reset()
+                last_audio = time.monotonic()
+                continue
+            now_mono = time.monotonic()
+            if block is None:
+                stall = self.settings.input_stall_s
+                if stall is not None and now_mono - last_audio > stall:
+                    if not self._reopen(AudioDeviceError(f"no audio from the input for {stall:.1f} s")):
+                        return
+                    segmenter.reset()
+                    splitter.reset()
+                    last_audio = time.monotonic()
+                continue
+            last_audio = now_mono
+            if resampler is not None:
+                block = resampler.process(block)
+            now = time.time()
+            for frame, frame_end in splitter.push(block, now):
+                speaking = self.speaker.speaking
+                if speaking or self.audio_out.playing:
+                    last_playing = now_mono
+                echo = speaking or (now_mono - last_playing) * 1000 < self.settings.echo_tail_ms
+                voiced = self.vad.is_speech(frame)
+                if voiced and echo and guard == "energy_gate":
+                    reference = self.speaker.echo_level(self.settings.energy_gate_window_ms)
+                    voiced = rms(frame) > self.settings.energy_gate_ratio * reference
+                event = segmenter.process(frame, voiced, frame_end)
+                if isinstance(event, SegmentStart):
+                    utt_turn_id = next(self._ids)
+                    utt_echo = echo and guard == "half_duplex"
+                    self._publish(
+                        SpeechStarted(
+                            turn_id=utt_turn_id,
+                            timestamp=now,
+                            first_voiced_at=event.first_voiced_at,
+                            during_playback=speaking,
+                        )
+                    )
+                    if speaking and not utt_echo and self.settings.barge_in:
+                        self._barge_in(event.first_voiced_at)
+                elif isinstance(event, SegmentEnd):
+                    self._end_utterance(utt_turn_id, event, utt_echo)
+
+    def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool) -> None:
+        self._publish(
+            SpeechEnded(
+                turn_id=turn_id,
+                last_voiced_at=end.last_voiced_at,
+                duration_s=end.audio.shape[0] / self.vad.sample_rate_hz,
+                truncated=end.truncated,
+                ignored=echo,
+            )
+        )
+        with self._cond:
+            self._utterances.append(_Utterance(turn_id, end.audio, echo))
+            self._cond.notify_all()
+
+    def _reopen(self, exc: BaseException) -> bool:
+        """Restart the input until it works; False if the loop is stopping."""
+        self._publish(AudioDevice(state="lost", error=str(exc)))
+        attempt = 0
+        while not self._stopping.is_set():
+            backoff = self.settings.reopen_backoff_s
+            wait_s = backoff[min(attempt, len(backoff) - 1)]
+            attempt += 1
+            with suppress(Exception):
+                self.audio_in.stop()
+            if self._stopping.wait(wait_s):
+                return False
+            try:
+                self.audio_in.start()
+            except Exception as err:  # noqa: BLE001 - keep trying; every failure is reported
+                self._publish(AudioDevice(state="failed", error=str(err), attempt=attempt))
+                continue
+            self.device_reopens += 1
+            self._publish(AudioDevice(state="reopened", attempt=attempt))
+            return True
+        return False
+
+    def _barge_in(self, first_voiced_at: float) -> None:
+        """Capture thread: the user spoke over the reply."""
+        current = self._current
+        if current is None:
+            return
+        request, ctx, audio = current
+        if audio.halted or ctx.cancel_token.cancelled:
+            return
+        spoken, dropped = self.speaker.halt(audio)
+        cleared_at = time.time()
+        ctx.cancel_token.cancel(BARGE_IN_REASON)
+        self._publish(InterruptEvent(reason=f"{BARGE_IN_REASON} (turn {request.turn_id})"))
+        self._publish(
+            Interrupted(
+                turn_id=request.turn_id,
+                timestamp=cleared_at,
+                spoken_text=spoken,
+                dropped_samples=dropped,
+                audio_stop_s=max(0.0, cleared_at - first_voiced_at),
+            )
+        )
+
+    # -- STT thread ---------------------------------------------------------------------------
+
+    def _stt_worker(self) -> None:
+        """STT thread: transcribe utterances in order; stop check; queue turns."""
+        while True:
+            with self._cond:
+                while not self._utterances and not self._stopping.is_set():
+                    self._stt_busy = False
+                    self._cond.notify_all()
+                    self._cond.wait()
+                if self._stopping.is_set():
+                    self._stt_busy = False
+                    return
+                utt = self._utterances.popleft()
+                self._stt_busy = True
+            try:
+                vocabulary = vocabulary_for(self.settings.vocabulary, self.agent)
+                t0 = time.perf_counter()
+                result = self.stt.transcribe(utt.audio, vocabulary=vocabulary)
+                stt_s = time.perf_counter() - t0
+                self._handle_transcript(utt.turn_id, result.text.strip(), origin="voice", stt_s=stt_s, echo=utt.echo)
+            except Exception as exc:  # noqa: BLE001 - one bad utterance must not stop listening
+                self._report_error("stt", exc)
+
+    def _handle_transcript(self, turn_id: int, text: str, *, origin: str, stt_s: float, echo: bool) -> None:
+        """Stop check first (no turn lock, no agent), then queue the turn. Runs on STT or caller thread."""
+        heard_at = time.time()
+        phrase = self.matcher.match(text) if text else None
+        self._publish(
+            TranscriptEvent(
+                turn_id=turn_id, timestamp=heard_at, text=text, origin=origin, stt_s=stt_s, stop_phrase=phrase or ""
+            )
+        )
+        if phrase:
+            self._safety_stop(turn_id, text, phrase, heard_at)
+            return
+        if not text or echo or not clean_for_speech(text):
+            return  # nothing said, or the robot's own voice under half-duplex
+        with self._cond:
+            if self._stopping.is_set():
+                return
+            self._turns.append(_TurnRequest(turn_id, text))
+            self._cond.notify_all()
+
+    def _safety_stop(self, turn_id: int, text: str, phrase: str, heard_at: float) -> Stopped:
+        with self._cond:
+            queued = list(self._turns)
+            self._turns.clear()
+            current = self._current
+        cancelled: list[int] = []
+        if current is not None:
+            request, ctx, audio = current
+            self.speaker.halt(audio)
+            ctx.cancel_token.cancel(STOP_REASON)
+            cancelled.append(request.turn_id)
+        else:
+            self.speaker.halt(None)
+        done_at = time.time()
+        self._publish(StopEvent(reason=f"stop phrase {phrase!r}", text=text, timestamp=done_at))
+        for req in queued:
+            cancelled.append(req.turn_id)
+            self._publish(TurnDone(turn_id=req.turn_id, status="stopped"))
+        stopped = Stopped(
+            turn_id=turn_id,
+            timestamp=done_at,
+            phrase=phrase,
+            text=text,
+            cancel_s=max(0.0, done_at - heard_at),
+            cancelled_turns=cancelled,
+        )
+        self._publish(stopped)
+        return stopped
+
+    # -- turn thread --------------------------------------------------------------------------
+
+    def _turn_worker(self) -> None:
+        """Turn thread: one agent turn at a time, streamed into the speaker."""
+        while True:
+            with self._cond:
+                while not self._turns and not self._stopping.is_set():
+                    self._cond.wait()
+                if self._stopping.is_set():
+                    return
+                request = self._turns.popleft()
+                ctx = self._loop_context.child(turn_id=request.turn_id)
+                audio = TurnAudio(request.turn_id, ctx.cancel_token)
+                self._current = (request, ctx, audio)
+            try:
+                self._run_turn(request, ctx, audio)
+            finally:
+                self.speaker.finish_turn(audio)
+                ctx.cancel_token.detach()
+                with self._cond:
+                    self._current = None
+                    self._cond.notify_all()
+
+    def _run_turn(self, request: _TurnRequest, ctx: AgentContext, audio: TurnAudio) -> None:
+        token = ctx.cancel_token
+        self.speaker.begin_turn(audio)
+        self._publish(TurnStarted(turn_id=request.turn_id, text=request.text))
+        chunker = Chunker(self.settings.chunker)
+        parts: list[str] = []
+        error = ""
+        index = 0
+        try:
+            stream = self.agent.stream(request.text, ctx)
+            try:
+                for delta in stream:
+                    if token.cancelled:
+                        break
+                    if not delta:
+                        continue
+                    parts.append(delta)
+                    self._publish(Token(turn_id=request.turn_id, text=delta))
+                    for piece in chunker.feed(delta):
+                        index = self._emit_chunk(audio, index, piece)
+                if not token.cancelled:
+                    for piece in chunker.flush():
+                        index = self._emit_chunk(audio, index, piece)
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+            if not token.cancelled:
+                self.speaker.end_turn(audio)
+                # Wait for playback to finish (or a barge-in/stop/shutdown cancelling the turn).
+                remove = token.on_cancel(lambda _r: audio.played_out.set())
+                try:
+                    audio.played_out.wait()
+                finally:
+                    remove()
+        except Cancelled:
+            pass
+        except Exception as exc:  # noqa: BLE001 - an agent failure ends the turn, never the loop
+            error = repr(exc)
+            self._report_error("agent", exc)
+            self.speaker.halt(audio)
+        reason = token.reason if token.cancelled else ""
+        status = (
+            "error"
+            if error
+            else "stopped"
+            if reason == STOP_REASON
+            else "interrupted"
+            if reason == BARGE_IN_REASON
+            else "cancelled"
+            if reason
+            else "completed"
+        )
+        spoken = audio.spoken_text(self.audio_out.played_samples)
+        reply = "".join(parts).strip()
+        if status != "completed":
+            truncate = getattr(self.agent, "truncate_reply", None)
+            if callable(truncate):
+                try:
+                    truncate(ctx, spoken)
+                except Exception as exc:  # noqa: BLE001
+                    self._report_error("agent.truncate_reply", exc)
+        else:
+            spoken = spoken or reply
+        self._publish(
+            TurnDone(turn_id=request.turn_id, status=status, reply_text=reply, spoken_text=spoken, error=error)
+        )
+
+    def _emit_chunk(self, audio: TurnAudio, index: int, text: str) -> int:
+        self._publish(Chunk(turn_id=audio.turn_id, index=index, text=text, spoken_text=clean_for_speech(text)))
+        self.speaker.say(audio, text)
+        return index + 1

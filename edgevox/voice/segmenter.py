@@ -1,0 +1,189 @@
+"""Cut a stream of VAD-classified frames into utterances.
+
+The segmenter is pure logic (no threads, no engines): the capture thread splits
+audio into frames (:class:`FrameSplitter`), asks the VAD about each frame, and
+feeds ``(frame, voiced, end_time)`` to :meth:`Segmenter.process`, which returns
+at most one :class:`SegmentStart` or :class:`SegmentEnd` per frame.
+
+Rules (all durations from :class:`SegmenterSettings`):
+
+* An utterance starts after ``min_speech_ms`` of *consecutive* voiced frames, so
+  a click or a cough shorter than that never starts one (nor a barge-in).
+  ``pre_roll_ms`` of audio before the start is kept, so Whisper hears the onset.
+* It ends after ``end_silence_ms`` of consecutive unvoiced frames, or when it
+  reaches ``max_utterance_s`` (``truncated=True``); speech that goes on past the
+  cut starts a new utterance after ``min_speech_ms`` more voiced frames.
+* ``SegmentEnd.last_voiced_at`` is the capture time of the end of the last voiced
+  frame: latency is measured from there, so the endpointing silence counts.
+
+Rejected alternative: a ratio of voiced frames in a sliding window (as some
+pipelines do) starts faster on broken speech but fires on steady noise that the
+VAD flags intermittently; consecutive frames are easier to reason about.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+VALID_FRAME_MS = (10, 20, 30)
+
+
+@dataclass(frozen=True)
+class SegmenterSettings:
+    """Endpointing parameters. All lengths are in milliseconds unless named ``_s``."""
+
+    frame_ms: int = 20
+    """VAD frame length: 10, 20 or 30 (webrtcvad accepts only these)."""
+    pre_roll_ms: int = 300
+    """Audio kept from before the detected start of speech."""
+    min_speech_ms: int = 100
+    """Consecutive voiced audio needed to start an utterance (and to trigger barge-in)."""
+    end_silence_ms: int = 300
+    """Consecutive unvoiced audio that ends an utterance."""
+    max_utterance_s: float = 15.0
+    """Longest utterance handed to STT; longer speech is cut and continues in a new one."""
+
+    def __post_init__(self) -> None:
+        if self.frame_ms not in VALID_FRAME_MS:
+            raise ValueError(f"segmenter.frame_ms = {self.frame_ms}: must be one of 10, 20, 30")
+        for name in ("pre_roll_ms", "min_speech_ms", "end_silence_ms"):
+            value = getattr(self, name)
+            if value < 0:
+                raise ValueError(f"segmenter.{name} = {value}: must be >= 0")
+        if self.end_silence_ms < self.frame_ms:
+            raise ValueError(f"segmenter.end_silence_ms = {self.end_silence_ms}: must be >= frame_ms ({self.frame_ms})")
+        if self.max_utterance_s * 1000 < self.min_speech_ms + self.frame_ms:
+            raise ValueError(f"segmenter.max_utterance_s = {self.max_utterance_s}: must exceed min_speech_ms")
+
+    def frames(self, ms: float) -> int:
+        """Whole frames needed to cover ``ms`` milliseconds (at least 1 for ms > 0)."""
+        if ms <= 0:
+            return 0
+        return max(1, int(np.ceil(ms / self.frame_ms - 1e-9)))
+
+
+@dataclass
+class SegmentStart:
+    first_voiced_at: float
+    """Capture time of the start of the first voiced frame of the run that started the utterance."""
+
+
+@dataclass
+class SegmentEnd:
+    audio: np.ndarray
+    """The utterance (pre-roll included), float32 mono."""
+    last_voiced_at: float
+    truncated: bool = False
+
+
+class FrameSplitter:
+    """Re-blocks arbitrary audio blocks into exact frames of ``frame_samples``.
+
+    ``push(block, end_time)`` returns ``[(frame, frame_end_time), ...]``; a block's
+    samples are assumed to end at ``end_time`` (the moment it was read), so each
+    frame's end time is back-dated by the samples that follow it.
+    """
+
+    def __init__(self, frame_samples: int, sample_rate_hz: int) -> None:
+        if frame_samples <= 0:
+            raise ValueError(f"frame_samples = {frame_samples}: must be > 0")
+        self.frame_samples = frame_samples
+        self.sample_rate_hz = sample_rate_hz
+        self._pending = np.zeros(0, dtype=np.float32)
+
+    def push(self, block: np.ndarray, end_time: float) -> list[tuple[np.ndarray, float]]:
+        data = np.asarray(block, dtype=np.float32).reshape(-1)
+        buf = np.concatenate([self._pending, data]) if self._pending.size else data
+        n = buf.shape[0] // self.frame_samples
+        frames: list[tuple[np.ndarray, float]] = []
+        total = buf.shape[0]
+        for i in range(n):
+            end = (i + 1) * self.frame_samples
+            frames.append((buf[i * self.frame_samples : end], end_time - (total - end) / self.sample_rate_hz))
+        self._pending = buf[n * self.frame_samples :].copy()
+        return frames
+
+    def reset(self) -> None:
+        self._pending = np.zeros(0, dtype=np.float32)
+
+
+class Segmenter:
+    """Turns voiced/unvoiced frames into utterances. Not thread-safe: one capture thread owns it."""
+
+    def __init__(self, settings: SegmenterSettings, sample_rate_hz: int) -> None:
+        self.settings = settings
+        self.sample_rate_hz = sample_rate_hz
+        self.frame_samples = sample_rate_hz * settings.frame_ms // 1000
+        self._pre_roll_frames = settings.frames(settings.pre_roll_ms)
+        self._min_speech_frames = max(1, settings.frames(settings.min_speech_ms))
+        self._end_silence_frames = settings.frames(settings.end_silence_ms)
+        self._max_frames = int(settings.max_utterance_s * 1000 // settings.frame_ms)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget any utterance in progress (after a device reopen)."""
+        # Pre-roll ring holds the frames before a start, including the voiced run itself.
+        self._ring: deque[np.ndarray] = deque(maxlen=self._pre_roll_frames + self._min_speech_frames)
+        self._voiced_run = 0
+        self._run_started_at = 0.0
+        self._in_speech = False
+        self._frames: list[np.ndarray] = []
+        self._silence_run = 0
+        self._last_voiced_at = 0.0
+
+    @property
+    def in_speech(self) -> bool:
+        return self._in_speech
+
+    def process(self, frame: np.ndarray, voiced: bool, end_time: float) -> SegmentStart | SegmentEnd | None:
+        """Feed one frame (exactly ``frame_samples`` long) that ended at ``end_time``."""
+        if frame.shape[0] != self.frame_samples:
+            raise ValueError(f"frame has {frame.shape[0]} samples; expected {self.frame_samples}")
+        frame_s = self.settings.frame_ms / 1000
+        if not self._in_speech:
+            self._ring.append(frame)
+            if not voiced:
+                self._voiced_run = 0
+                return None
+            if self._voiced_run == 0:
+                self._run_started_at = end_time - frame_s
+            self._voiced_run += 1
+            if self._voiced_run < self._min_speech_frames:
+                return None
+            self._in_speech = True
+            self._frames = list(self._ring)
+            self._ring.clear()
+            self._silence_run = 0
+            self._last_voiced_at = end_time
+            self._voiced_run = 0
+            return SegmentStart(first_voiced_at=self._run_started_at)
+
+        self._frames.append(frame)
+        if voiced:
+            self._silence_run = 0
+            self._last_voiced_at = end_time
+        else:
+            self._silence_run += 1
+        if self._silence_run >= self._end_silence_frames:
+            return self._end(truncated=False)
+        if len(self._frames) >= self._max_frames:
+            return self._end(truncated=voiced or self._silence_run == 0)
+        return None
+
+    def flush(self) -> SegmentEnd | None:
+        """End the utterance in progress, if any (the input ended mid-speech)."""
+        if not self._in_speech:
+            return None
+        return self._end(truncated=self._silence_run == 0)
+
+    def _end(self, truncated: bool) -> SegmentEnd:
+        audio = np.concatenate(self._frames).astype(np.float32, copy=False)
+        end = SegmentEnd(audio=audio, last_voiced_at=self._last_voiced_at, truncated=truncated)
+        self._in_speech = False
+        self._frames = []
+        self._silence_run = 0
+        self._ring.clear()
+        return end

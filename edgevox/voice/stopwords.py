@@ -1,0 +1,97 @@
+"""Safety stop phrases: does this transcript tell the robot to stop?
+
+:class:`StopPhraseMatcher` normalises a transcript (case, punctuation, curly
+apostrophes, hyphens) into words and looks for any configured phrase as a
+whole-word sequence ("stop", "halt", "freeze", "emergency stop" ...). An
+occurrence preceded (within ``negation_window`` words of the same clause) by a
+negation - "don't stop", "do not stop", "never stop", "non-stop" - does not
+count. Punctuation ``, . ; : ! ?`` ends a clause, so "don't go, stop!" and
+"not now. Stop." still stop, as does any other un-negated occurrence.
+
+Policy: a phrase anywhere in the utterance matches ("can you stop now" stops).
+A false stop costs a repeated command; a missed stop can cost a collision, so
+the matcher errs towards stopping. ``max_words`` can restrict matching to short
+utterances where that trade-off is wrong for an application.
+
+Pure and thread-safe (immutable after construction); the voice loop calls it on
+the STT thread for every transcript, before any agent sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+DEFAULT_STOP_PHRASES = ("stop", "halt", "freeze", "emergency stop", "stop stop")
+DEFAULT_NEGATIONS = (
+    "don't",
+    "dont",
+    "do not",
+    "never",
+    "not",
+    "non",
+    "didn't",
+    "won't",
+    "can't",
+    "cannot",
+    "no need to",
+)
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u02bc": "'"})
+_WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_CLAUSE_BREAK = re.compile(r"[,.;:!?\u3001\u3002\uff0c\uff01\uff1f]+")
+
+
+def normalise_words(text: str) -> list[str]:
+    """Lower-case words of ``text``; punctuation and hyphens separate words."""
+    return _WORDS.findall(text.translate(_APOSTROPHES).lower())
+
+
+class StopPhraseMatcher:
+    """Matches safety stop phrases in transcripts; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        phrases: Iterable[str] = DEFAULT_STOP_PHRASES,
+        *,
+        negations: Iterable[str] = DEFAULT_NEGATIONS,
+        negation_window: int = 2,
+        max_words: int | None = None,
+    ) -> None:
+        self.phrases = tuple(p for p in (" ".join(normalise_words(p)) for p in phrases) if p)
+        if not self.phrases:
+            raise ValueError("stop phrases: at least one non-empty phrase is needed (e.g. 'stop')")
+        self._phrase_words = [tuple(p.split()) for p in self.phrases]
+        # Longest first so "emergency stop" is reported rather than "stop".
+        self._phrase_words.sort(key=len, reverse=True)
+        self._negations = [tuple(normalise_words(n)) for n in negations if normalise_words(n)]
+        if negation_window < 0:
+            raise ValueError(f"negation_window = {negation_window}: must be >= 0")
+        self.negation_window = negation_window
+        self.max_words = max_words
+
+    def match(self, text: str) -> str | None:
+        """The matched phrase, or None."""
+        if self.max_words is not None and len(normalise_words(text)) > self.max_words:
+            return None
+        clauses = [normalise_words(c) for c in _CLAUSE_BREAK.split(text)]
+        for phrase in self._phrase_words:
+            size = len(phrase)
+            for words in clauses:
+                for start in range(len(words) - size + 1):
+                    if tuple(words[start : start + size]) == phrase and not self._negated(words, start):
+                        return " ".join(phrase)
+        return None
+
+    def _negated(self, words: list[str], start: int) -> bool:
+        """True if a negation ends within ``negation_window`` words before ``start``."""
+        for neg in self._negations:
+            size = len(neg)
+            # A negation ending at index e (exclusive) with start - e <= window.
+            for end in range(max(size, start - self.negation_window), start + 1):
+                if tuple(words[end - size : end]) == neg:
+                    return True
+        return False
+
+    def __repr__(self) -> str:
+        return f"StopPhraseMatcher({list(self.phrases)!r})"

@@ -1,0 +1,126 @@
+"""Segmenter edge cases, latency statistics, vocabulary extraction and the playback reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgevox.voice.echo import PlaybackReference
+from edgevox.voice.latency import LatencyObserver, percentile
+from edgevox.voice.segmenter import FrameSplitter, SegmentEnd, Segmenter, SegmenterSettings, SegmentStart
+from edgevox.voice.vocabulary import vocabulary_for
+
+FRAME = 320  # 20 ms at 16 kHz
+
+
+def run(seg: Segmenter, pattern: str):
+    """Feed one frame per character ('x' voiced, '.' silent); return (frame index, event) pairs."""
+    out = []
+    for i, ch in enumerate(pattern):
+        frame = np.full(FRAME, 0.5 if ch == "x" else 0.0, dtype=np.float32)
+        event = seg.process(frame, ch == "x", (i + 1) * 0.02)
+        if event is not None:
+            out.append((i, event))
+    return out
+
+
+def test_short_click_does_not_start_an_utterance():
+    seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=100, end_silence_ms=200), 16000)
+    assert run(seg, "...xxxx....x.x.x....") == []
+
+
+def test_start_after_min_speech_and_end_after_silence_with_pre_roll():
+    seg = Segmenter(SegmenterSettings(frame_ms=20, pre_roll_ms=100, min_speech_ms=100, end_silence_ms=200), 16000)
+    events = run(seg, "." * 10 + "x" * 20 + "." * 10)
+    (i_start, start), (i_end, end) = events
+    assert isinstance(start, SegmentStart) and i_start == 14
+    assert start.first_voiced_at == pytest.approx(10 * 0.02)
+    assert isinstance(end, SegmentEnd) and i_end == 39 and not end.truncated
+    assert end.last_voiced_at == pytest.approx(30 * 0.02)
+    # 5 pre-roll frames before the 5-frame voiced run, 20 voiced, 10 silent
+    assert end.audio.shape[0] == (5 + 20 + 10) * FRAME
+
+
+def test_pauses_shorter_than_end_silence_stay_in_one_utterance():
+    seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=60, end_silence_ms=200), 16000)
+    events = run(seg, "xxxxx" + "....." + "xxxxx" + "." * 12)
+    assert [type(e).__name__ for _, e in events] == ["SegmentStart", "SegmentEnd"]
+
+
+def test_max_length_cuts_and_speech_continues_in_a_new_utterance():
+    seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=40, end_silence_ms=100, max_utterance_s=0.4), 16000)
+    events = run(seg, "x" * 30 + "." * 6)
+    kinds = [(type(e).__name__, getattr(e, "truncated", None)) for _, e in events]
+    assert kinds[0:2] == [("SegmentStart", None), ("SegmentEnd", True)]
+    assert ("SegmentStart", None) in kinds[2:]
+    assert all(e.audio.shape[0] <= 20 * FRAME for _, e in events if isinstance(e, SegmentEnd))
+
+
+def test_flush_ends_an_utterance_in_progress():
+    seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=40), 16000)
+    run(seg, "xxxxx")
+    end = seg.flush()
+    assert isinstance(end, SegmentEnd) and end.truncated
+    assert seg.flush() is None
+
+
+@pytest.mark.parametrize("kwargs", [{"frame_ms": 25}, {"end_silence_ms": 5}, {"pre_roll_ms": -1}])
+def test_invalid_settings_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        SegmenterSettings(**kwargs)
+
+
+def test_frame_splitter_reblocks_and_backdates_frame_times():
+    splitter = FrameSplitter(320, 16000)
+    assert splitter.push(np.zeros(500, dtype=np.float32), 1.0) and True
+    frames = splitter.push(np.zeros(460, dtype=np.float32), 2.0)
+    # 500 + 460 = 960 samples = 3 frames; the first came out of the first push
+    assert len(frames) == 2
+    assert frames[-1][1] == pytest.approx(2.0)
+    assert frames[0][1] == pytest.approx(2.0 - 320 / 16000)
+
+
+def test_percentiles_and_latency_summary():
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == pytest.approx(2.5)
+    from edgevox.voice.events import Chunk, FirstAudio, SpeechEnded, Token, TranscriptEvent, TurnDone
+
+    obs = LatencyObserver()
+    for turn, base in ((1, 100.0), (2, 200.0)):
+        obs.on_event(SpeechEnded(turn_id=turn, last_voiced_at=base))
+        obs.on_event(TranscriptEvent(turn_id=turn, timestamp=base + 0.3))
+        obs.on_event(Token(turn_id=turn, timestamp=base + 0.35))
+        obs.on_event(Token(turn_id=turn, timestamp=base + 0.9))
+        obs.on_event(Chunk(turn_id=turn, timestamp=base + 0.4))
+        obs.on_event(FirstAudio(turn_id=turn, timestamp=base + 0.5 + turn / 10))
+        obs.on_event(TurnDone(turn_id=turn))
+    summary = obs.summary()
+    assert summary["speech_end->transcript"]["p50"] == pytest.approx(0.3)
+    assert summary["transcript->first_token"]["p50"] == pytest.approx(0.05)
+    assert summary["speech_end->first_audio"]["n"] == 2
+    assert summary["speech_end->first_audio"]["p50"] == pytest.approx(0.65)
+
+
+def test_vocabulary_reads_nested_enums_and_deduplicates():
+    class Agent:
+        tools = [
+            {
+                "name": "dock_robot",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"where": {"type": "array", "items": {"enum": ["base", "Kitchen"]}}},
+                },
+            }
+        ]
+
+    assert vocabulary_for(["kitchen", "EdgeVox"], Agent()) == ("kitchen", "EdgeVox", "dock robot", "base")
+
+
+def test_playback_reference_level_and_forget():
+    ref = PlaybackReference(16000, block_ms=10)
+    ref.add(0, np.full(1600, 0.5, dtype=np.float32))
+    ref.add(1600, np.full(1600, 0.1, dtype=np.float32))
+    assert ref.level(800, 160) == pytest.approx(0.5)
+    assert ref.level(2400, 160) == pytest.approx(0.1, rel=1e-3)
+    assert ref.level(10000, 160) == 0.0
+    ref.forget_after(1600)
+    assert ref.level(2400, 160) == 0.0

@@ -1,0 +1,53 @@
+"""Helpers for the voice tests: an event recorder and synthetic signals (FakeVAD hears > 0.02 RMS)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from edgevox.runtime.bus import EventBus
+from edgevox.runtime.events import Event
+
+
+class Recorder:
+    """Collects every event on a bus; tests wait on a predicate instead of sleeping."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.events: list[Event] = []
+        self._cond = threading.Condition()
+        self._sub = bus.add_observer(self._on, name="test-recorder")
+
+    def _on(self, event: Event) -> None:
+        with self._cond:
+            self.events.append(event)
+            self._cond.notify_all()
+
+    def of(self, cls: type[Event], **fields: object) -> list[Event]:
+        with self._cond:
+            return [e for e in self.events if isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items())]
+
+    def wait_for(self, cls: type[Event], timeout_s: float = 5.0, **fields: object) -> Event:
+        with self._cond:
+            ok = self._cond.wait_for(lambda: self._match(cls, fields), timeout=timeout_s)
+        if not ok:
+            kinds = [e.kind for e in self.events]
+            raise AssertionError(f"no {cls.__name__} {fields} within {timeout_s} s; saw {kinds}")
+        return self.of(cls, **fields)[0]
+
+    def wait_until(self, predicate: Callable[[], bool], timeout_s: float = 5.0) -> None:
+        with self._cond:
+            assert self._cond.wait_for(predicate, timeout=timeout_s), "condition not reached in time"
+
+    def _match(self, cls: type[Event], fields: dict[str, object]) -> bool:
+        return any(isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items()) for e in self.events)
+
+
+def tone(duration_s: float, amplitude: float = 0.3, rate_hz: int = 16000, freq_hz: float = 300.0) -> np.ndarray:
+    t = np.arange(int(duration_s * rate_hz), dtype=np.float32) / rate_hz
+    return (amplitude * np.sin(2 * np.pi * freq_hz * t)).astype(np.float32)
+
+
+def silence(duration_s: float, rate_hz: int = 16000) -> np.ndarray:
+    return np.zeros(int(duration_s * rate_hz), dtype=np.float32)
