@@ -1,0 +1,194 @@
+"""Agents that act: tools, skills, hooks, memory, handoffs and workflows (see ``docs/agents.md``).
+
+The runtime names below are re-exported so that ``from edgevox.agents import
+Blackboard, BackgroundAgent, AgentPool, ...`` keeps working as in the existing
+EdgeVox documentation; they are defined in ``edgevox.runtime``. Heavy engines are
+never imported here.
+"""
+
+from edgevox.agents.base import Agent, AgentResult, AgentStream
+from edgevox.agents.decoders import (
+    Decision,
+    DecisionRequest,
+    FreeTextDecoder,
+    GrammarDecoder,
+    SchemaFirstDecoder,
+    ToolDecoder,
+    TwoStageDecoder,
+)
+from edgevox.agents.events import (
+    AgentReply,
+    AgentStarted,
+    HandoffEvent,
+    ReplyDelta,
+    SkillStateEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from edgevox.agents.grammar import arguments_grammar, choice_grammar, schema_grammar, tool_call_grammar
+from edgevox.agents.hooks import CONTINUE, End, Hook, HookPoint, Replace, hook
+from edgevox.agents.llm_agent import LLMAgent
+from edgevox.agents.memory import MemoryStore, SessionMemory
+from edgevox.agents.parsing import parse_reply, parse_tool_calls
+from edgevox.agents.resolver import Proposal, SchemaResolver
+from edgevox.agents.skills import GoalHandle, GoalState, Skill, SkillExecutor, skill
+from edgevox.agents.tools import Tool, ToolBox, ToolCall, ToolResult, build_tool, tool
+from edgevox.agents.workflows import Fallback, Loop, Parallel, Retry, Router, Sequence, Timeout, Workflow
+
+# --- runtime re-exports (kept in sync with tests/test_public_api.py) ---
+from edgevox.runtime.background import EXIT, BackgroundAgent
+from edgevox.runtime.blackboard import Blackboard
+from edgevox.runtime.bus import EventBus
+from edgevox.runtime.context import AgentContext, CancelToken
+from edgevox.runtime.debounce import debounce_trigger
+from edgevox.runtime.messages import AgentMessage, reply, request, send_message, subscribe_inbox
+from edgevox.runtime.pool import AgentPool
+from edgevox.runtime.runtime import Runtime
+from edgevox.runtime.supervisor import Supervisor
+
+RUNTIME_EXPORTS = [
+    "EXIT",
+    "AgentContext",
+    "AgentMessage",
+    "AgentPool",
+    "BackgroundAgent",
+    "Blackboard",
+    "CancelToken",
+    "EventBus",
+    "Runtime",
+    "Supervisor",
+    "debounce_trigger",
+    "reply",
+    "request",
+    "send_message",
+    "subscribe_inbox",
+]
+# --- end runtime re-exports ---
+
+AGENT_EXPORTS = [
+    "CONTINUE",
+    "Agent",
+    "AgentReply",
+    "AgentResult",
+    "AgentStarted",
+    "AgentStream",
+    "Decision",
+    "DecisionRequest",
+    "End",
+    "Fallback",
+    "FreeTextDecoder",
+    "GoalHandle",
+    "GoalState",
+    "GrammarDecoder",
+    "HandoffEvent",
+    "Hook",
+    "HookPoint",
+    "LLMAgent",
+    "Loop",
+    "MemoryStore",
+    "Parallel",
+    "Proposal",
+    "Replace",
+    "ReplyDelta",
+    "Retry",
+    "Router",
+    "SchemaFirstDecoder",
+    "SchemaResolver",
+    "Sequence",
+    "SessionMemory",
+    "Skill",
+    "SkillExecutor",
+    "SkillStateEvent",
+    "Timeout",
+    "Tool",
+    "ToolBox",
+    "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolDecoder",
+    "ToolResult",
+    "TwoStageDecoder",
+    "Workflow",
+    "arguments_grammar",
+    "build_tool",
+    "choice_grammar",
+    "hook",
+    "parse_reply",
+    "parse_tool_calls",
+    "schema_grammar",
+    "skill",
+    "tool",
+    "tool_call_grammar",
+]
+
+# Literal list (not RUNTIME_EXPORTS + AGENT_EXPORTS) so linters see the re-exports.
+__all__ = [
+    "EXIT",
+    "AgentContext",
+    "AgentMessage",
+    "AgentPool",
+    "BackgroundAgent",
+    "Blackboard",
+    "CancelToken",
+    "EventBus",
+    "Runtime",
+    "Supervisor",
+    "debounce_trigger",
+    "reply",
+    "request",
+    "send_message",
+    "subscribe_inbox",
+    "CONTINUE",
+    "Agent",
+    "AgentReply",
+    "AgentResult",
+    "AgentStarted",
+    "AgentStream",
+    "Decision",
+    "DecisionRequest",
+    "End",
+    "Fallback",
+    "FreeTextDecoder",
+    "GoalHandle",
+    "GoalState",
+    "GrammarDecoder",
+    "HandoffEvent",
+    "Hook",
+    "HookPoint",
+    "LLMAgent",
+    "Loop",
+    "MemoryStore",
+    "Parallel",
+    "Proposal",
+    "Replace",
+    "ReplyDelta",
+    "Retry",
+    "Router",
+    "SchemaFirstDecoder",
+    "SchemaResolver",
+    "Sequence",
+    "SessionMemory",
+    "Skill",
+    "SkillExecutor",
+    "SkillStateEvent",
+    "Timeout",
+    "Tool",
+    "ToolBox",
+    "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolDecoder",
+    "ToolResult",
+    "TwoStageDecoder",
+    "Workflow",
+    "arguments_grammar",
+    "build_tool",
+    "choice_grammar",
+    "hook",
+    "parse_reply",
+    "parse_tool_calls",
+    "schema_grammar",
+    "skill",
+    "tool",
+    "tool_call_grammar",
+]

@@ -1,0 +1,232 @@
+"""How an agent decides its next step: call a tool (which, with what) or answer in words.
+
+A decoder gets a :class:`DecisionRequest` and returns a :class:`Decision`. It talks
+to the LLM only through ``request.generate`` (which the agent wraps with hooks, the
+LLM lock and the cancel token). Decoders, cheapest first:
+
+- :class:`SchemaFirstDecoder` (default): the schema resolver (``resolver.py``)
+  decides when it is sure (no LLM call at all); otherwise a :class:`TwoStageDecoder`
+  restricted to the resolver's candidate tools, with the arguments it already found
+  fixed in the grammar and string arguments limited to spans of the user's words.
+- :class:`TwoStageDecoder`: the LLM picks a tool name (or ``none``) under a choice
+  grammar, then fills that tool's arguments under a per-tool grammar. Two short,
+  tightly constrained decodes are far easier for a 135M model than one free JSON.
+- :class:`GrammarDecoder`: one decode under the full call-or-reply grammar.
+- :class:`FreeTextDecoder`: no grammar; parses whatever format the model emits
+  (for engines without grammars, and the unconstrained baseline of ``eval tools``).
+
+Only the first hop (the user's request) is decided from the user's words; after a
+tool ran, :class:`SchemaFirstDecoder` answers in words unless ``chain_calls`` is set
+(then its fallback decides), because re-reading the same request would repeat the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from edgevox.agents.grammar import arguments_grammar, choice_grammar, tool_call_grammar
+from edgevox.agents.parsing import parse_reply, parse_tool_calls
+from edgevox.agents.resolver import SchemaResolver, tokenize
+from edgevox.agents.tools import Tool, ToolCall
+
+NONE_CHOICE = "none"
+"""The choice that means "answer in words" in a tool-name grammar."""
+
+Generate = Callable[..., str]
+
+
+@dataclass
+class DecisionRequest:
+    text: str
+    """The user's request, as spoken."""
+    messages: list[dict[str, Any]]
+    """The conversation so far, ending with the request (and any tool results)."""
+    tools: Sequence[Tool]
+    generate: Generate
+    """``generate(messages, *, grammar=None, max_tokens=64) -> str``."""
+    instructions: str = ""
+    hop: int = 0
+    """0 for the first decision of a run, then 1, 2... after tool results."""
+    reply_examples: Sequence[str] = ()
+    """Example requests that are answered in words (few-shot for ``none``)."""
+
+
+@dataclass
+class Decision:
+    call: ToolCall | None
+    """The tool to call, or None to answer in words."""
+    reply: str | None = None
+    """The reply text, if the decoder already produced it (else the agent generates it)."""
+    decided_by: str = "llm"
+    """``"schema"`` (fast path, no LLM), ``"llm"``."""
+    raw: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolDecoder(Protocol):
+    def decide(self, request: DecisionRequest) -> Decision: ...
+
+
+def _tool_lines(tools: Sequence[Tool]) -> str:
+    return "\n".join(f"- {t.name}: {t.description}" for t in tools)
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _assistant(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+class TwoStageDecoder:
+    """Tool name under a choice grammar, then arguments under that tool's grammar."""
+
+    def __init__(self, *, name_max_tokens: int = 8, args_max_tokens: int = 64) -> None:
+        self.name_max_tokens = name_max_tokens
+        self.args_max_tokens = args_max_tokens
+
+    def decide(
+        self,
+        request: DecisionRequest,
+        *,
+        candidates: Sequence[str] | None = None,
+        fixed: dict[str, dict[str, Any]] | None = None,
+        string_choices: dict[str, dict[str, list[str]]] | None = None,
+    ) -> Decision:
+        tools = [t for t in request.tools if candidates is None or t.name in candidates]
+        names = [t.name for t in tools] + [NONE_CHOICE]
+        system = (
+            f"{request.instructions}\n"
+            "Choose the action that does what the user asks, or none if they are only talking "
+            "(greetings, questions, chat). Actions:\n"
+            f"{_tool_lines(tools)}\n- {NONE_CHOICE}: no action, answer in words"
+        ).strip()
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        for t in tools:
+            for utterance, _ in t.examples[:2]:
+                messages += [_user(utterance), _assistant(t.name)]
+        for utterance in request.reply_examples[:2]:
+            messages += [_user(utterance), _assistant(NONE_CHOICE)]
+        messages.append(_user(request.text))
+        raw_name = request.generate(messages, grammar=choice_grammar(names), max_tokens=self.name_max_tokens).strip()
+        if raw_name not in names or raw_name == NONE_CHOICE:
+            return Decision(None, decided_by="llm", raw=raw_name)
+        chosen = next(t for t in tools if t.name == raw_name)
+        known = (fixed or {}).get(chosen.name, {})
+        props = chosen.parameters.get("properties", {})
+        if not props or (fixed is not None and all(k in known for k in chosen.required)):
+            # Nothing the model must fill: what the resolver found plus declared defaults.
+            return Decision(ToolCall(chosen.name, dict(known)), decided_by="llm", raw=raw_name)
+        args_system = (
+            f"Fill in the arguments of {chosen.name} ({chosen.description}) as JSON. "
+            f"Schema: {json.dumps(chosen.parameters.get('properties', {}))}"
+        )
+        amsgs: list[dict[str, Any]] = [{"role": "system", "content": args_system}]
+        for utterance, args in chosen.examples[:3]:
+            if args is not None:
+                amsgs += [_user(utterance), _assistant(json.dumps(args))]
+        amsgs.append(_user(request.text))
+        grammar = arguments_grammar(chosen, fixed=known, string_choices=(string_choices or {}).get(chosen.name))
+        raw_args = request.generate(amsgs, grammar=grammar, max_tokens=self.args_max_tokens)
+        try:
+            args = json.loads(raw_args)
+        except json.JSONDecodeError:
+            args = dict(known)  # cut off (max_tokens/cancel): validation will name what is missing
+        return Decision(ToolCall(chosen.name, args), decided_by="llm", raw=f"{raw_name} {raw_args}")
+
+
+def utterance_spans(text: str, max_words: int = 6) -> list[str]:
+    """Every run of up to ``max_words`` consecutive words of ``text``, as written."""
+    toks = tokenize(text)
+    spans = []
+    for i in range(len(toks)):
+        for j in range(i, min(len(toks), i + max_words)):
+            spans.append(text[toks[i][1] : toks[j][2]])
+    return spans
+
+
+class SchemaFirstDecoder:
+    """The schema resolver when it is sure; the LLM (constrained to its candidates) when not."""
+
+    def __init__(self, fallback: TwoStageDecoder | None = None, *, chain_calls: bool = False, **resolver_options: Any):
+        self.fallback = fallback or TwoStageDecoder()
+        self.chain_calls = chain_calls
+        self._resolver_options = resolver_options
+        self._resolvers: dict[tuple[int, ...], SchemaResolver] = {}
+
+    def resolver(self, tools: Sequence[Tool]) -> SchemaResolver:
+        key = tuple(id(t) for t in tools)
+        r = self._resolvers.get(key)
+        if r is None:
+            r = self._resolvers[key] = SchemaResolver(tools, **self._resolver_options)
+        return r
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        if request.hop > 0:
+            if self.chain_calls:
+                return self.fallback.decide(request)
+            return Decision(None, decided_by="schema", details={"reason": "after a tool result: answer"})
+        proposal = self.resolver(request.tools).propose(request.text)
+        details = {"reason": proposal.reason, "candidates": proposal.candidates}
+        if proposal.sure:
+            call = ToolCall(proposal.call[0], proposal.call[1]) if proposal.call else None
+            return Decision(call, decided_by="schema", details=details)
+        spans = utterance_spans(request.text)
+        string_choices = {
+            name: {p: spans for p, s in t.parameters.get("properties", {}).items() if s.get("type") == "string"}
+            for t in request.tools
+            if (name := t.name) in proposal.candidates
+        }
+        decision = self.fallback.decide(
+            request,
+            candidates=proposal.candidates,
+            fixed={n: proposal.found.get(n, {}) for n in proposal.candidates},
+            string_choices=string_choices,
+        )
+        decision.details.update(details)
+        return decision
+
+
+class GrammarDecoder:
+    """One decode under the full grammar: a call of any tool, or ``{"reply": ...}``."""
+
+    def __init__(self, max_tokens: int = 96) -> None:
+        self.max_tokens = max_tokens
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        system = (
+            f"{request.instructions}\nTo act, answer with JSON "
+            '{"name": <tool>, "arguments": {...}}; otherwise {"reply": <words>}. Tools:\n'
+            f"{_tool_lines(request.tools)}"
+        ).strip()
+        messages = [{"role": "system", "content": system}, *request.messages[1:]]
+        raw = request.generate(messages, grammar=tool_call_grammar(request.tools), max_tokens=self.max_tokens)
+        calls = parse_tool_calls(raw, request.tools)
+        if calls:
+            return Decision(calls[0], raw=raw)
+        return Decision(None, reply=parse_reply(raw), raw=raw)
+
+
+class FreeTextDecoder:
+    """No grammar: prompt with the tool specs and parse any common call format from the text."""
+
+    def __init__(self, max_tokens: int = 96) -> None:
+        self.max_tokens = max_tokens
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        specs = "\n".join(json.dumps(t.spec()) for t in request.tools)
+        system = (
+            f"{request.instructions}\nYou can call these tools:\n{specs}\n"
+            'To call one, answer only <tool_call>{"name": <tool>, "arguments": {...}}</tool_call>. '
+            "Otherwise answer in words."
+        ).strip()
+        messages = [{"role": "system", "content": system}, *request.messages[1:]]
+        raw = request.generate(messages, max_tokens=self.max_tokens)
+        calls = parse_tool_calls(raw, request.tools)
+        if calls:
+            return Decision(calls[0], raw=raw)
+        return Decision(None, reply=raw.strip(), raw=raw)

@@ -1,0 +1,392 @@
+"""``LLMAgent``: an LLM that answers, calls tools, starts skills and hands off.
+
+One run (on the caller's thread)::
+
+    for hop in 0..max_tool_hops:
+        decision = decoder.decide(...)          # schema fast path / grammar-constrained LLM
+        if no call: break
+        run the call (hooks around it): a tool runs inline; a skill starts a goal and
+        returns at once; handoff_to_<agent> runs that agent in ctx.child(...) and ends
+        if speak_tool_results and the tool returned text: that text is the reply; stop
+    stream the reply from the LLM token by token (ReplyDelta events)
+
+Cancellation: the run's token (a child of ``ctx.cancel_token``) is passed to every
+LLM call, so a cancel stops generation between tokens; skills started by the run
+hold tokens below it, so the same cancel stops them mid-flight. ``ctx.llm_lock``,
+if set, is held around each LLM call (one inference at a time across agents).
+
+Every step is published on ``ctx.bus`` as the typed events of ``events.py`` and
+yielded from :meth:`LLMAgent.stream` in the same order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Generator, Iterable, Sequence
+from typing import Any
+
+from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.agents.decoders import Decision, DecisionRequest, SchemaFirstDecoder, ToolDecoder
+from edgevox.agents.events import AgentReply, AgentStarted, HandoffEvent, ReplyDelta, ToolCallFinished, ToolCallStarted
+from edgevox.agents.hooks import HookPoint, run_hooks
+from edgevox.agents.memory import MemoryStore
+from edgevox.agents.skills import Skill, SkillExecutor
+from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool
+from edgevox.errors import AgentError, EdgeVoxError, ToolArgumentError
+from edgevox.runtime.context import AgentContext
+from edgevox.runtime.events import Event
+
+HANDOFF_PREFIX = "handoff_to_"
+
+
+def _handoff_name(agent: Any) -> str:
+    return HANDOFF_PREFIX + re.sub(r"\W+", "_", str(agent.name)).strip("_").lower()
+
+
+class LLMAgent:
+    """An agent over an :class:`~edgevox.engines.base.LLM`.
+
+    Args:
+        name: Agent name (event ``source``, handoff tool suffix).
+        instructions: System prompt.
+        tools: ``@tool`` objects (or plain functions, wrapped with ``build_tool``).
+        skills: ``@skill`` objects (``tools`` may also contain skills).
+        handoffs: Agents this one may hand the conversation to (``handoff_to_<name>`` tools).
+        hooks: :class:`~edgevox.agents.hooks.Hook` objects (``ctx.hooks`` are added per run).
+        llm: The engine. Required to generate replies or when the schema fast path is unsure.
+        max_tool_hops: Tool calls per run before the agent must answer.
+        memory: A :class:`MemoryStore` (default: a private one with a 1024-token budget).
+        few_shot: ``(utterance, None)`` examples answered in words (tools carry their own).
+        decoder: How the next step is decided (default :class:`SchemaFirstDecoder`).
+        speak_tool_results: If a tool returns a string, that is the reply (no LLM hop).
+        reply_max_tokens: Budget of the final reply.
+        executor: Runs skills; default a private 2-worker pool closed by :meth:`close`.
+        description: One line saying what the agent does (shown to routers and handoffs).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        instructions: str = "",
+        tools: Iterable[Any] = (),
+        skills: Iterable[Skill] = (),
+        handoffs: Iterable[Any] = (),
+        hooks: Iterable[Any] = (),
+        llm: Any = None,
+        max_tool_hops: int = 3,
+        memory: MemoryStore | None = None,
+        few_shot: Sequence[tuple[str, Any]] = (),
+        decoder: ToolDecoder | None = None,
+        speak_tool_results: bool = False,
+        reply_max_tokens: int = 160,
+        executor: SkillExecutor | None = None,
+        description: str = "",
+    ) -> None:
+        self.name = name
+        self.instructions = instructions
+        self.description = description or instructions[:120]
+        self.llm = llm
+        self.max_tool_hops = max_tool_hops
+        self.hooks = tuple(hooks)
+        self.memory = memory or MemoryStore(1024, getattr(llm, "count_tokens", None))
+        self.few_shot = tuple(few_shot)
+        self.decoder: ToolDecoder = decoder or SchemaFirstDecoder()
+        self.speak_tool_results = speak_tool_results
+        self.reply_max_tokens = reply_max_tokens
+        self.deps: dict[str, Any] = {}
+        """Merged into ``ctx.deps`` for this agent's tools."""
+        self._executor = executor
+        self._owns_executor = executor is None
+        self._executor_lock = threading.Lock()
+        self.skills: dict[str, Skill] = {}
+        self.tools: list[Tool] = []
+        for t in [*tools, *skills]:
+            if isinstance(t, Skill):
+                self.skills[t.name] = t
+                self.tools.append(t.tool)
+            else:
+                self.tools.append(t if isinstance(t, Tool) else build_tool(t))
+        self.handoffs: dict[str, Any] = {}
+        for agent in handoffs:
+            tname = _handoff_name(agent)
+            self.handoffs[tname] = agent
+            self.tools.append(_handoff_tool(tname, agent))
+        names = [t.name for t in self.tools]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"agent {name!r}: tool names must be unique; duplicated: {dupes}")
+        self._by_name = {t.name: t for t in self.tools}
+
+    # -- public --------------------------------------------------------------------------
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
+        return self.stream(task, ctx).result()
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        return AgentStream(self._run(task, ctx or AgentContext()))
+
+    def decide(self, task: str, ctx: AgentContext | None = None) -> Decision:
+        """Only the first decision for ``task`` (no tool runs, no reply): used by evaluations."""
+        ctx = ctx or AgentContext()
+        messages = self._prompt(task, ctx)
+        return self.decoder.decide(self._request(task, messages, ctx, 0))
+
+    @property
+    def executor(self) -> SkillExecutor:
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = SkillExecutor(name=f"edgevox-skill-{self.name}")
+            return self._executor
+
+    def close(self, timeout_s: float = 5.0) -> bool:
+        """Cancel running skills and stop the agent's own skill workers."""
+        with self._executor_lock:
+            ex, owns = self._executor, self._owns_executor
+            if owns:
+                self._executor = None
+        if ex is None:
+            return True
+        return ex.shutdown(timeout_s) if owns else ex.cancel_all("agent closed") >= 0
+
+    # -- the run -------------------------------------------------------------------------
+
+    def _run(self, task: str, outer: AgentContext) -> Generator[Event, None, AgentResult]:
+        ctx = outer.child(agent_name=self.name, deps={**outer.deps, **self.deps})
+        result = AgentResult(agent=self.name)
+        try:
+            yield from self._steps(task, ctx, result)
+        except _EndRun as end:  # an after_llm hook ended the run
+            yield from self._emit_text(end.text, ctx, result)
+        except EdgeVoxError as exc:
+            if ctx.cancelled:
+                result.cancelled = True
+            else:
+                result.ok, result.error = False, str(exc)
+        finally:
+            # The run's token stays linked to the caller's while its skills run (so a stop
+            # reaches them), and is unlinked when the last one finishes (parents never grow).
+            skills = list(result.skills)
+            if not skills:
+                ctx.cancel_token.detach()
+            for h in skills:
+                h.add_done_callback(lambda _h: all(g.done for g in skills) and ctx.cancel_token.detach())
+        if ctx.cancelled:
+            result.cancelled = True
+        final = AgentReply(
+            agent=self.name,
+            text=result.text,
+            ok=result.ok,
+            cancelled=result.cancelled,
+            error=result.error,
+            handoff=result.handoff or "",
+        )
+        ctx.publish(final)
+        yield final
+        if result.ok and not result.cancelled and result.handoff is None:
+            turn = [{"role": "user", "content": task}, {"role": "assistant", "content": result.text}]
+            self._memory(ctx).add_turn(ctx.session_id, turn)
+        return result
+
+    def _steps(self, task: str, ctx: AgentContext, result: AgentResult) -> Generator[Event, None, None]:
+        started = AgentStarted(agent=self.name, task=task)
+        ctx.publish(started)
+        yield started
+        messages = self._prompt(task, ctx)
+        for hop in range(self.max_tool_hops + 1):
+            if ctx.cancelled:
+                return
+            if hop == self.max_tool_hops:
+                break  # out of hops: answer in words
+            decision = self.decoder.decide(self._request(task, messages, ctx, hop))
+            result.data.setdefault("decided_by", decision.decided_by)
+            if decision.call is None:
+                if decision.reply is not None:
+                    yield from self._emit_text(decision.reply, ctx, result)
+                    return
+                break
+            call = decision.call
+            ended, value = run_hooks(self._hooks(ctx), HookPoint.BEFORE_TOOL, call, ctx)
+            decided_by = decision.decided_by
+            if ended:
+                tr = ToolResult(call, ok=True, value=value)
+                decided_by = "hook"
+            elif isinstance(value, ToolCall):
+                call = value
+            event = ToolCallStarted(
+                agent=self.name, tool=call.name, arguments=dict(call.arguments), call_id=call.id, decided_by=decided_by
+            )
+            ctx.publish(event)
+            yield event
+            t0 = time.monotonic()
+            if call.name in self.handoffs:
+                yield from self._handoff(call, task, ctx, result)
+                return
+            if not ended:
+                tr = self._execute(call, ctx, result)
+            ended_after, tr_or_text = run_hooks(self._hooks(ctx), HookPoint.AFTER_TOOL, tr, ctx)
+            if not ended_after and isinstance(tr_or_text, ToolResult):
+                tr = tr_or_text
+            result.tool_calls.append(tr)
+            done = ToolCallFinished(
+                agent=self.name,
+                tool=call.name,
+                call_id=call.id,
+                ok=tr.ok,
+                result=tr.as_text() if tr.ok else "",
+                error=tr.error,
+                error_kind=tr.error_kind,
+                duration_s=time.monotonic() - t0,
+            )
+            ctx.publish(done)
+            yield done
+            if ended_after:
+                yield from self._emit_text(str(tr_or_text), ctx, result)
+                return
+            if tr.error_kind == "cancelled" or ctx.cancelled:
+                return
+            if self.speak_tool_results and tr.ok and isinstance(tr.value, str):
+                yield from self._emit_text(tr.value, ctx, result)
+                return
+            messages = [
+                *messages,
+                {"role": "assistant", "content": f'{{"name": "{call.name}", "arguments": {_json(call.arguments)}}}'},
+                {"role": "tool", "content": f"{call.name}: {tr.as_text()}"},
+            ]
+        yield from self._reply(messages, ctx, result)
+
+    # -- pieces --------------------------------------------------------------------------
+
+    def _memory(self, ctx: AgentContext) -> MemoryStore:
+        return ctx.memory if isinstance(ctx.memory, MemoryStore) else self.memory
+
+    def _hooks(self, ctx: AgentContext) -> tuple[Any, ...]:
+        return (*self.hooks, *ctx.hooks)
+
+    def _prompt(self, task: str, ctx: AgentContext) -> list[dict[str, Any]]:
+        system = self.instructions
+        summary = ctx.deps.get("handoff_summary") if isinstance(ctx.deps, dict) else None
+        if summary:
+            system = f"{system}\nContext from the previous agent: {summary}".strip()
+        sys_msgs = [{"role": "system", "content": system}] if system else []
+        return self._memory(ctx).build(ctx.session_id, sys_msgs, [{"role": "user", "content": task}])
+
+    def _request(self, task: str, messages: list[dict[str, Any]], ctx: AgentContext, hop: int) -> DecisionRequest:
+        def generate(msgs: list[dict[str, Any]], *, grammar: str | None = None, max_tokens: int = 64) -> str:
+            return "".join(self._llm_stream(msgs, ctx, grammar=grammar, max_tokens=max_tokens))
+
+        return DecisionRequest(
+            text=task,
+            messages=messages,
+            tools=self.tools,
+            generate=generate,
+            instructions=self.instructions,
+            hop=hop,
+            reply_examples=[u for u, a in self.few_shot if a is None],
+        )
+
+    def _llm_stream(
+        self, messages: list[dict[str, Any]], ctx: AgentContext, *, grammar: str | None, max_tokens: int
+    ) -> Generator[str, None, None]:
+        """Pieces of one LLM call, with hooks, the LLM lock and the run's cancel token."""
+        ended, value = run_hooks(self._hooks(ctx), HookPoint.BEFORE_LLM, messages, ctx)
+        if ended:
+            yield str(value)
+            return
+        if self.llm is None:
+            raise AgentError(f"agent {self.name!r} needs an LLM for this request; pass llm=...")
+        lock = ctx.llm_lock if ctx.llm_lock is not None else contextlib.nullcontext()
+        pieces: list[str] = []
+        with lock:
+            gen = self.llm.stream(value, max_tokens=max_tokens, grammar=grammar, cancel=ctx.cancel_token)
+            try:
+                for piece in gen:
+                    pieces.append(piece)
+                    yield piece
+            finally:
+                close = getattr(gen, "close", None)
+                if close is not None:
+                    close()
+        ended, text = run_hooks(self._hooks(ctx), HookPoint.AFTER_LLM, "".join(pieces), ctx)
+        if ended:
+            raise _EndRun(str(text))
+
+    def _reply(
+        self, messages: list[dict[str, Any]], ctx: AgentContext, result: AgentResult
+    ) -> Generator[Event, None, None]:
+        parts: list[str] = []
+        for piece in self._llm_stream(messages, ctx, grammar=None, max_tokens=self.reply_max_tokens):
+            parts.append(piece)
+            result.text = "".join(parts).strip()  # what was said so far, if cancelled
+            delta = ReplyDelta(agent=self.name, text=piece)
+            ctx.publish(delta)
+            yield delta
+
+    def _emit_text(self, text: str, ctx: AgentContext, result: AgentResult) -> Generator[Event, None, None]:
+        result.text = text
+        delta = ReplyDelta(agent=self.name, text=text)
+        ctx.publish(delta)
+        yield delta
+
+    def _execute(self, call: ToolCall, ctx: AgentContext, result: AgentResult) -> ToolResult:
+        t = self._by_name.get(call.name)
+        if t is None:
+            return ToolResult(
+                call,
+                ok=False,
+                error=f"unknown tool {call.name!r}; known: {', '.join(self._by_name)}",
+                error_kind="unknown_tool",
+            )
+        sk = self.skills.get(call.name)
+        if sk is None:
+            return t.invoke(call.arguments, ctx, call_id=call.id)
+        try:
+            handle = sk.start(call.arguments, ctx, self.executor)
+        except ToolArgumentError as exc:
+            return ToolResult(call, ok=False, error=str(exc), error_kind="arguments")
+        result.skills.append(handle)
+        args = ", ".join(str(v) for v in call.arguments.values())
+        return ToolResult(call, ok=True, value=f"Okay, {call.name.replace('_', ' ')} {args}.".replace(" .", "."))
+
+    def _handoff(
+        self, call: ToolCall, task: str, ctx: AgentContext, result: AgentResult
+    ) -> Generator[Event, None, None]:
+        target = self.handoffs[call.name]
+        history = self._memory(ctx).history(ctx.session_id)
+        lines = [f"{m['role']}: {m['content']}" for m in history[-6:]]
+        reason = str(call.arguments.get("reason", "")).strip()
+        summary = "; ".join(lines + [f"user now asks: {task}"] + ([f"reason: {reason}"] if reason else []))
+        event = HandoffEvent(from_agent=self.name, to_agent=target.name, summary=summary)
+        ctx.publish(event)
+        yield event
+        child = ctx.child(agent_name=target.name, deps={**ctx.deps, "handoff_summary": summary}, depth=ctx.depth + 1)
+        sub = target.stream(task, child)
+        yield from sub
+        sub_result = sub.result()
+        result.handoff = target.name
+        result.text = sub_result.text
+        result.tool_calls.extend(sub_result.tool_calls)
+        result.skills.extend(sub_result.skills)
+        result.ok, result.error, result.cancelled = sub_result.ok, sub_result.error, sub_result.cancelled
+
+
+class _EndRun(Exception):  # noqa: N818 - control flow, not an error
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def _handoff_tool(tool_name: str, agent: Any) -> Tool:
+    desc = getattr(agent, "description", "") or f"the {agent.name} agent"
+
+    def handoff(reason: str = "") -> str:
+        return agent.name
+
+    return build_tool(handoff, name=tool_name, description=f"Hand the conversation to {agent.name}: {desc}")

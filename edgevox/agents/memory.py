@@ -1,0 +1,112 @@
+"""Per-session conversation memory with a token budget.
+
+A :class:`MemoryStore` keeps one :class:`SessionMemory` per session id (the
+conversation/thread id of :class:`~edgevox.runtime.context.AgentContext`); one
+session never sees another's turns. :meth:`MemoryStore.build` assembles the prompt:
+the system messages are always kept, then as many of the most recent *whole turns*
+as fit the token budget (oldest dropped first), then the new messages, which are
+always kept. Sessions beyond ``max_sessions`` are evicted least recently used, and
+each session keeps at most ``max_turns`` turns, so memory never grows without bound.
+
+Thread-safe: one lock guards the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Message = dict[str, Any]
+
+
+def approx_tokens(text: str) -> int:
+    """~4 characters per token: the fallback when no tokenizer is given."""
+    return len(text) // 4 + 1
+
+
+class SessionMemory:
+    """The turns of one session. A turn is the list of messages one user request produced."""
+
+    def __init__(self, max_turns: int = 50) -> None:
+        self.turns: list[list[Message]] = []
+        self.max_turns = max_turns
+
+    def add_turn(self, messages: Sequence[Message]) -> None:
+        self.turns.append([dict(m) for m in messages])
+        del self.turns[: -self.max_turns]
+
+    def messages(self) -> list[Message]:
+        return [m for turn in self.turns for m in turn]
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+
+class MemoryStore:
+    """Session-keyed conversation memory with a prompt token budget."""
+
+    def __init__(
+        self,
+        token_budget: int = 1024,
+        count_tokens: Callable[[str], int] | None = None,
+        *,
+        max_sessions: int = 64,
+        max_turns: int = 50,
+    ) -> None:
+        if token_budget <= 0:
+            raise ValueError(f"MemoryStore token_budget = {token_budget}: must be > 0")
+        self.token_budget = token_budget
+        self.count_tokens = count_tokens or approx_tokens
+        self.max_sessions = max_sessions
+        self.max_turns = max_turns
+        self._sessions: OrderedDict[str, SessionMemory] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def session(self, session_id: str) -> SessionMemory:
+        with self._lock:
+            mem = self._sessions.get(session_id)
+            if mem is None:
+                mem = self._sessions[session_id] = SessionMemory(self.max_turns)
+                while len(self._sessions) > self.max_sessions:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(session_id)
+            return mem
+
+    def add_turn(self, session_id: str, messages: Sequence[Message]) -> None:
+        mem = self.session(session_id)
+        with self._lock:
+            mem.add_turn(messages)
+
+    def history(self, session_id: str) -> list[Message]:
+        mem = self.session(session_id)
+        with self._lock:
+            return mem.messages()
+
+    def _cost(self, messages: Sequence[Message]) -> int:
+        return sum(self.count_tokens(str(m.get("content", ""))) + 4 for m in messages)
+
+    def build(self, session_id: str, system: Sequence[Message], new: Sequence[Message]) -> list[Message]:
+        """``system`` + the newest whole turns that fit the budget + ``new``."""
+        mem = self.session(session_id)
+        with self._lock:
+            turns = list(mem.turns)
+        left = self.token_budget - self._cost(system) - self._cost(new)
+        kept: list[list[Message]] = []
+        for turn in reversed(turns):
+            cost = self._cost(turn)
+            if cost > left:
+                break
+            kept.append(turn)
+            left -= cost
+        history = [m for turn in reversed(kept) for m in turn]
+        return [*system, *history, *new]
+
+    def clear(self, session_id: str | None = None) -> None:
+        with self._lock:
+            if session_id is None:
+                self._sessions.clear()
+            else:
+                self._sessions.pop(session_id, None)

@@ -1,0 +1,153 @@
+"""Numbers in spoken text: "two", "forty five", "one point five", "half a", "2.5".
+
+Speech recognisers write numbers either way, and small models copy digits far more
+reliably than they convert words, so the schema resolver normalises numbers first.
+:func:`find_numbers` works on a list of lower-case word tokens and returns every
+number with the token span it covers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+UNITS = {
+    "zero": 0,
+    "oh": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fourty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+SCALES = {"hundred": 100, "thousand": 1000}
+FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
+COUNTS = {"couple": 2, "dozen": 12}
+_DIGITS_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+
+
+@dataclass(frozen=True)
+class NumberSpan:
+    value: float
+    start: int
+    """Index of the first token of the number."""
+    end: int
+    """Index one past the last token."""
+
+
+def _integer_words(tokens: list[str], i: int) -> tuple[float, int] | None:
+    """Parse a spelled-out integer starting at ``i``: returns (value, next index)."""
+    total = 0
+    current = 0
+    j = i
+    seen = False
+    while j < len(tokens):
+        t = tokens[j]
+        if t in UNITS:
+            if seen and current % 10 != 0 and current != 0:
+                break  # "two three" is two numbers
+            if seen and current >= 10 and current % 10 == 0 and current < 100 and UNITS[t] >= 10:
+                break
+            current += UNITS[t]
+        elif t in TENS:
+            if seen and current % 100 != 0:
+                break
+            current += TENS[t]
+        elif t in SCALES and seen:
+            current = max(current, 1) * SCALES[t]
+            if SCALES[t] >= 1000:
+                total += current
+                current = 0
+        elif t == "and" and seen and j + 1 < len(tokens) and (tokens[j + 1] in UNITS or tokens[j + 1] in TENS):
+            pass  # "a hundred and five"
+        else:
+            break
+        seen = True
+        j += 1
+    if not seen:
+        return None
+    return float(total + current), j
+
+
+def find_numbers(tokens: list[str]) -> list[NumberSpan]:
+    """All numbers in ``tokens`` (lower-case words; digits like ``2.5`` as one token)."""
+    spans: list[NumberSpan] = []
+    i = 0
+    n = len(tokens)
+    while i < n:
+        t = tokens[i]
+        value: float | None = None
+        end = i
+        if _DIGITS_RE.match(t):
+            value, end = float(t), i + 1
+        elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in SCALES:
+            parsed = _integer_words([*tokens[:i], "one", *tokens[i + 1 :]], i)  # "a hundred and five"
+            assert parsed is not None
+            value, end = parsed
+        elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in FRACTIONS:
+            value, end = FRACTIONS[tokens[i + 1]], i + 2  # "a half", "a quarter"
+        elif t in FRACTIONS:
+            value, end = FRACTIONS[t], i + 1  # "half a meter"
+            if end < n and tokens[end] in ("a", "an", "of"):
+                end += 1
+        elif t in COUNTS or (t == "a" and i + 1 < n and tokens[i + 1] in COUNTS):
+            k = i + 1 if t == "a" else i
+            value, end = float(COUNTS[tokens[k]]), k + 1
+            if end < n and tokens[end] == "of":
+                end += 1
+        else:
+            parsed = _integer_words(tokens, i)
+            if parsed is not None:
+                value, end = parsed
+        if value is None:
+            i += 1
+            continue
+        # "one point five", "2 point 5"
+        if end + 1 < n and tokens[end] == "point":
+            digits = []
+            k = end + 1
+            while k < n and (tokens[k] in UNITS and UNITS[tokens[k]] < 10 or re.fullmatch(r"\d", tokens[k])):
+                digits.append(str(UNITS.get(tokens[k], tokens[k])))
+                k += 1
+            if digits:
+                value = float(f"{int(value)}.{''.join(digits)}")
+                end = k
+        # "two and a half", "one and a quarter"
+        if end + 2 < n and tokens[end] == "and" and tokens[end + 1] in ("a", "an") and tokens[end + 2] in FRACTIONS:
+            value += FRACTIONS[tokens[end + 2]]
+            end += 3
+        spans.append(NumberSpan(value, i, end))
+        i = end
+    return spans
+
+
+def as_number(value: float, integer: bool = False) -> float | int:
+    """``2.0`` -> ``2`` (ints stay ints in JSON), fractions kept."""
+    if integer or float(value).is_integer():
+        return int(round(value))
+    return value

@@ -1,0 +1,92 @@
+"""``edgevox eval tools CASES.jsonl [--config CONFIG]``: tool-calling accuracy and speed.
+
+Prints one line per case (``ok``/``FAIL``, the request, the first call made, the
+expected call, what decided it, latency), then ``accuracy: X (k/n)``; then the same
+for the unconstrained baseline (same model, no grammar, free text parsed) unless
+``--no-baseline``, and the speed ratio (baseline mean latency / agent mean latency).
+
+The agent comes from ``--config`` (its ``agent:``; default the builtin
+``home_robot`` config, whose agent factory is
+:func:`edgevox.examples.home_robot.build_home_robot_agent`). If the config package
+cannot build it, the home-robot agent is built directly over the embedded model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_tools_parser(eval_sub: Any) -> None:
+    parser = eval_sub.add_parser("tools", help="tool-calling accuracy of an agent on JSONL cases, vs a baseline")
+    parser.add_argument("cases", help='JSONL file: {"text": ..., "expect": {"name", "arguments"} | null} per line')
+    parser.add_argument("--config", default="home_robot", help="config name or YAML path (default: home_robot)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unconstrained baseline")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
+    parser.set_defaults(func=run_eval_tools)
+
+
+def build_agent(config: str) -> tuple[Any, Any]:
+    """(agent, llm) for ``config``."""
+    from edgevox.config import load_config
+    from edgevox.config.build import make_agents, make_llm
+
+    app = load_config(config)
+    llm = make_llm(app.llm)
+    agents = make_agents(app, llm)
+    name = app.agent or next(iter(agents))
+    return agents[name], llm
+
+
+def run_eval_tools(args: argparse.Namespace) -> int:
+    from edgevox.agents.evaluation import (
+        accuracy,
+        describe_call,
+        evaluate_agent,
+        evaluate_baseline,
+        load_cases,
+        mean_latency_s,
+    )
+
+    cases = load_cases(args.cases)
+    if args.limit:
+        cases = cases[: args.limit]
+    agent, llm = build_agent(args.config)
+    if not hasattr(agent, "tools"):
+        print(f"edgevox: error: agent of config {args.config!r} has no tools to evaluate")
+        return 2
+    warm = getattr(llm, "warmup", None)
+    if warm is not None:
+        warm(getattr(agent, "instructions", ""))
+    outcomes = evaluate_agent(agent, cases)
+    by = {}
+    for o in outcomes:
+        by[o.decided_by] = by.get(o.decided_by, 0) + 1
+        mark = "ok  " if o.ok else "FAIL"
+        extra = f" error={o.error}" if o.error else ""
+        print(
+            f"{mark} {o.case.text!r} -> {describe_call(o.got)} | expected {describe_call(o.case.expect)}"
+            f" | by {o.decided_by or '?'} {o.latency_s * 1000:.0f} ms{extra}"
+        )
+    k = sum(o.ok for o in outcomes)
+    print(f"accuracy: {accuracy(outcomes):.3f} ({k}/{len(outcomes)})")
+    agent_ms = mean_latency_s(outcomes) * 1000
+    print(
+        f"mean latency: {agent_ms:.0f} ms per case; decided by: {', '.join(f'{k}={v}' for k, v in sorted(by.items()))}"
+    )
+    close = getattr(agent, "close", None)
+    if close is not None:
+        close()
+    if args.no_baseline:
+        return 0
+    base = evaluate_baseline(llm, agent.tools, cases, instructions=getattr(agent, "instructions", ""))
+    for o in base:
+        mark = "ok  " if o.ok else "FAIL"
+        print(f"baseline {mark} {o.case.text!r} -> {describe_call(o.got)} | {o.latency_s * 1000:.0f} ms")
+    kb = sum(o.ok for o in base)
+    base_ms = mean_latency_s(base) * 1000
+    print(f"baseline accuracy: {accuracy(base):.3f} ({kb}/{len(base)})")
+    print(f"baseline mean latency: {base_ms:.0f} ms per case")
+    ratio = base_ms / agent_ms if agent_ms > 0 else float("inf")
+    print(f"speed ratio (baseline / agent): {ratio:.1f}x")
+    return 0

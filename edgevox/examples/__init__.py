@@ -1,0 +1,1 @@
+"""Runnable examples (the simulated home robot)."""

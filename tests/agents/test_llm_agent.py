@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import threading
+
+from edgevox.agents.decoders import TwoStageDecoder
+from edgevox.agents.events import AgentReply, ReplyDelta, ToolCallFinished, ToolCallStarted
+from edgevox.agents.llm_agent import LLMAgent
+from edgevox.agents.tools import tool
+from edgevox.runtime.blackboard import Blackboard
+from edgevox.runtime.context import AgentContext
+from edgevox.testing import ScriptedLLM
+
+moves: list[float] = []
+
+
+@tool
+def move(distance_m: float) -> str:
+    """Drive straight forward or backward.
+
+    Args:
+        distance_m: Distance in meters. Negative for backwards.
+    """
+    moves.append(distance_m)
+    return f"moved {distance_m}"
+
+
+def test_final_reply_streams_piece_by_piece_and_is_published(recorded):
+    bus, events = recorded
+    llm = ScriptedLLM(["Hello there, I am a robot."])
+    agent = LLMAgent("chat", "Be brief.", llm=llm)
+    stream = agent.stream("hi", AgentContext(bus=bus))
+    deltas = list(stream.text_deltas())
+    assert deltas == ["Hello", " there,", " I", " am", " a", " robot."]
+    result = stream.result()
+    assert result.text == "Hello there, I am a robot." and result.ok and not result.tool_calls
+    published = [e.text for e in events if isinstance(e, ReplyDelta)]
+    assert published == deltas
+    assert isinstance(events[-1], AgentReply) and events[-1].source == "chat"
+
+
+def test_cancel_reaches_the_llm_mid_generation():
+    gate = threading.Semaphore(0)
+    llm = ScriptedLLM(["one two three four five six seven eight"], gate=gate)
+    agent = LLMAgent("chat", llm=llm)
+    ctx = AgentContext()
+    seen: list[str] = []
+    first = threading.Event()
+    box = {}
+
+    def consume():
+        stream = agent.stream("talk", ctx)
+        for piece in stream.text_deltas():
+            seen.append(piece)
+            first.set()
+        box["result"] = stream.result()
+
+    t = threading.Thread(target=consume, name="test-consumer")
+    t.start()
+    gate.release()  # let exactly one token through
+    assert first.wait(5)
+    ctx.cancel_token.cancel("barge-in")
+    t.join(5)
+    assert not t.is_alive()
+    assert seen == ["one"]
+    assert box["result"].cancelled and box["result"].text == "one"
+    assert llm.calls[0].cancelled and llm.calls[0].tokens_yielded == 1
+
+
+def test_llm_chosen_call_is_validated_executed_and_reported(recorded):
+    bus, events = recorded
+    moves.clear()
+    # After the tool result the model is asked again (another tool, or none), then replies.
+    llm = ScriptedLLM(["move", '{"distance_m": 2}', "none", "Done, I moved."])
+    agent = LLMAgent("robot", tools=[move], llm=llm, decoder=TwoStageDecoder())
+    result = agent.run("please go ahead a bit", AgentContext(bus=bus))
+    assert moves == [2]
+    assert result.first_call.name == "move" and result.tool_calls[0].ok
+    assert result.text == "Done, I moved."
+    assert llm.calls[0].grammar.startswith('root ::= "move" | "none"')
+    assert "distance_m" in llm.calls[1].grammar
+    kinds = [type(e) for e in events if isinstance(e, (ToolCallStarted, ToolCallFinished, AgentReply))]
+    assert kinds == [ToolCallStarted, ToolCallFinished, AgentReply]
+    # The reply prompt carries the tool result after the call.
+    assert llm.calls[2].messages[-1]["content"] == "please go ahead a bit"
+    assert llm.calls[3].messages[-1] == {"role": "tool", "content": "move: moved 2"}
+
+
+def test_bad_arguments_from_the_model_become_a_tool_error_the_model_sees():
+    llm = ScriptedLLM(["move", '{"distance_m": "far"}', "Sorry, I could not."])
+    agent = LLMAgent("robot", tools=[move], llm=llm, decoder=TwoStageDecoder(), max_tool_hops=1)
+    result = agent.run("go far")
+    tr = result.tool_calls[0]
+    assert not tr.ok and tr.error_kind == "arguments"
+    assert tr.error == "tool 'move' argument 'distance_m': expected number, got 'far'"
+    assert "expected number" in llm.calls[2].messages[-1]["content"]
+
+
+def test_schema_fast_path_calls_without_the_llm_and_speaks_the_tool_result():
+    moves.clear()
+    llm = ScriptedLLM([])  # any LLM call would fail: none is left
+    agent = LLMAgent("robot", tools=[move], llm=llm, speak_tool_results=True)
+    result = agent.run("drive backwards two and a half meters")
+    assert moves == [-2.5] and result.text == "moved -2.5"
+    assert result.data["decided_by"] == "schema" and llm.calls == []
+
+
+def test_llm_lock_is_held_around_llm_calls():
+    class CountingLock:
+        def __init__(self):
+            self.lock = threading.Lock()
+            self.entered = 0
+
+        def __enter__(self):
+            self.lock.acquire()
+            self.entered += 1
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
+    lock = CountingLock()
+    agent = LLMAgent("chat", llm=ScriptedLLM(["hi"]))
+    agent.run("hello", AgentContext(llm_lock=lock))
+    assert lock.entered == 1 and not lock.lock.locked()
+
+
+def test_memory_carries_turns_within_a_session_only():
+    llm = ScriptedLLM(default="ok")
+    agent = LLMAgent("chat", "sys", llm=llm)
+    agent.run("my name is Ada", AgentContext(session_id="a"))
+    agent.run("what is my name?", AgentContext(session_id="a"))
+    agent.run("what is my name?", AgentContext(session_id="b"))
+    assert [m["content"] for m in llm.calls[1].messages] == ["sys", "my name is Ada", "ok", "what is my name?"]
+    assert [m["content"] for m in llm.calls[2].messages] == ["sys", "what is my name?"]
+
+
+def test_handoff_runs_target_in_child_context_with_same_bus_and_blackboard(recorded):
+    bus, events = recorded
+    board = Blackboard()
+    seen = {}
+
+    class Specialist:
+        name = "kitchen_expert"
+        description = "answers cooking questions"
+
+        def stream(self, task, ctx):
+            seen["ctx"], seen["task"] = ctx, task
+            return LLMAgent("kitchen_expert", llm=ScriptedLLM(["Boil it."])).stream(task, ctx)
+
+    llm = ScriptedLLM(["handoff_to_kitchen_expert", '{"reason": "cooking"}'])
+    front = LLMAgent("front", tools=[], handoffs=[Specialist()], llm=llm, decoder=TwoStageDecoder())
+    outer = AgentContext(bus=bus, blackboard=board, session_id="s1")
+    result = front.run("how do I cook pasta?", outer)
+    ctx = seen["ctx"]
+    assert ctx.bus is bus and ctx.blackboard is board and ctx.session_id == "s1"
+    assert ctx.agent_name == "kitchen_expert" and ctx.depth == outer.depth + 1
+    assert "user now asks: how do I cook pasta?" in ctx.deps["handoff_summary"]
+    assert result.handoff == "kitchen_expert" and result.text == "Boil it."
+    kinds = [e.kind for e in events]
+    assert "agent.handoff" in kinds
+    assert any(e.kind == "agent.reply" and e.source == "kitchen_expert" for e in events)

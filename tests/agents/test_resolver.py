@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from typing import Literal
+
+import pytest
+
+from edgevox.agents.numbers import find_numbers
+from edgevox.agents.resolver import SchemaResolver, stem, tokenize
+from edgevox.agents.tools import tool
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("two", 2),
+        ("forty five", 45),
+        ("one point five", 1.5),
+        ("half a", 0.5),
+        ("two and a half", 2.5),
+        ("a hundred and five", 105),
+        ("2.75", 2.75),
+        ("twenty", 20),
+        ("a couple of", 2),
+    ],
+)
+def test_number_words(text, value):
+    spans = find_numbers([t for t, _, _ in tokenize(text)])
+    assert len(spans) == 1 and spans[0].value == pytest.approx(value)
+
+
+def test_separate_numbers_stay_separate():
+    assert [s.value for s in find_numbers("one two".split())] == [1, 2]
+    assert [s.value for s in find_numbers("twenty five thirty".split())] == [25, 30]
+
+
+def test_stemming_matches_spelling_and_inflection_variants():
+    assert stem("metres") == stem("meters") == stem("meter")
+    assert stem("lights") == stem("light") and stem("moving") == stem("move")
+
+
+# A tool set that has nothing to do with the home robot: the resolver reads only schemas.
+@tool
+def set_temperature(celsius: float, zone: Literal["upstairs", "downstairs"] = "downstairs") -> str:
+    """Set the thermostat (heating) temperature.
+
+    Args:
+        celsius: Target temperature in degrees celsius. Negative for below zero (freezing).
+        zone: Heating zone.
+    """
+    return ""
+
+
+@tool
+def play_music(genre: Literal["jazz", "rock", "classical"], volume: int = 5) -> str:
+    """Play music or a song on the speaker.
+
+    Args:
+        genre: Kind of music.
+        volume: Loudness from 1 to 10.
+    """
+    return ""
+
+
+@tool
+def add_to_list(item: str) -> str:
+    """Add an item to the shopping list.
+
+    Args:
+        item: What to buy.
+    """
+    return ""
+
+
+RESOLVER = SchemaResolver([set_temperature, play_music, add_to_list])
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("set the heating upstairs to twenty one degrees", ("set_temperature", {"celsius": 21, "zone": "upstairs"})),
+        ("thermostat to 19.5", ("set_temperature", {"celsius": 19.5})),
+        ("play some jazz music at volume seven", ("play_music", {"genre": "jazz", "volume": 7})),
+        ("put oat milk on the shopping list please", ("add_to_list", {"item": "oat milk"})),
+        ("add eggs to the shopping list", ("add_to_list", {"item": "eggs"})),
+        ("how are you today?", None),
+    ],
+)
+def test_resolver_works_on_any_tool_set_from_schemas_alone(text, call):
+    proposal = RESOLVER.propose(text)
+    if call is None:
+        assert proposal.call is None and proposal.sure
+    else:
+        assert proposal.call == call
+
+
+def test_argument_words_alone_never_trigger_a_tool_and_missing_arguments_make_it_unsure():
+    p = RESOLVER.propose("I like rock")
+    assert p.call is None and not p.sure and p.candidates == ["play_music"]
+    p = RESOLVER.propose("play music")
+    assert p.call == ("play_music", {}) and not p.sure and p.missing["play_music"] == ["genre"]
+
+
+def test_negative_clause_in_a_parameter_description_sets_the_sign():
+    assert RESOLVER.propose("set the heating to five degrees below freezing").call == (
+        "set_temperature",
+        {"celsius": -5},
+    )
