@@ -1,0 +1,322 @@
+"""``edgevox run``, ``edgevox check`` and ``edgevox devices``.
+
+``run CONFIG`` builds the application described by CONFIG (a path or a builtin name such
+as ``default``) and runs it until Ctrl-C (then shuts down within
+``runtime.shutdown_timeout_s``), until a WAV input has been answered, or after one
+``--say`` turn. ``check CONFIG`` validates, resolves models and references, opens the
+audio devices and reports what would run. ``devices`` lists audio devices.
+
+This module is the only place (with ``cli/main.py``) that prints, installs a signal
+handler or reads stdin; everything it runs is library code from :mod:`edgevox.app`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from edgevox.errors import AudioDeviceError, ConfigError, EdgeVoxError
+
+_NO_DEVICE_HELP = (
+    "This machine has no usable audio device. Run headless instead:\n"
+    "  edgevox run {config} --input question.wav --output reply.wav   (a WAV in, the spoken reply out)\n"
+    "  edgevox run {config} --text                                   (type, and read the replies)\n"
+    '  edgevox run {config} --say "hello" --output reply.wav         (one typed turn, spoken to a WAV)\n'
+    "or give the machine a virtual sound card (a PulseAudio null sink, see docs/quickstart.md)."
+)
+
+
+def register(subparsers: Any) -> None:
+    run = subparsers.add_parser(
+        "run",
+        help="run a voice agent application from a config",
+        description="Run the application described by CONFIG until Ctrl-C.",
+    )
+    run.add_argument("config", metavar="CONFIG", help="config file, or a builtin name: default, home_robot, text")
+    run.add_argument("--text", action="store_true", help="type instead of speaking; replies are printed")
+    run.add_argument("--input", metavar="FILE.wav", help="read speech from a WAV file (headless)")
+    run.add_argument("--output", metavar="FILE.wav", help="write the spoken reply to a WAV file (headless)")
+    run.add_argument("--say", metavar="TEXT", help="send one utterance as text, wait for the reply, then exit")
+    run.add_argument("--json", action="store_true", help="write every event as a JSON line to stdout")
+    run.add_argument("--log-level", dest="run_log_level", metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
+    run.add_argument(
+        "--realtime",
+        choices=("yes", "no"),
+        help="pace --input in real time like a microphone (default: the config's audio.input.realtime)",
+    )
+    run.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds (headless runs)")
+    run.set_defaults(func=cmd_run)
+
+    check = subparsers.add_parser(
+        "check",
+        help="validate a config, resolve its models and devices, report what would run",
+        description="Validate CONFIG, resolve its models and code references, open its audio devices, and report.",
+    )
+    check.add_argument("config", metavar="CONFIG", help="config file, or a builtin name")
+    check.add_argument("--input", metavar="FILE.wav", help="as for run")
+    check.add_argument("--output", metavar="FILE.wav", help="as for run")
+    check.add_argument("--text", action="store_true", help="as for run")
+    check.add_argument("--load", action="store_true", help="also load every model (slower; proves they work)")
+    check.set_defaults(func=cmd_check)
+
+    devices = subparsers.add_parser("devices", help="list audio input and output devices")
+    devices.set_defaults(func=cmd_devices)
+
+
+# --- overrides from options -------------------------------------------------------------------
+
+
+def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """Dotted config keys set by the command-line options."""
+    out: dict[str, Any] = {}
+    if getattr(args, "text", False) or (getattr(args, "say", None) and not getattr(args, "input", None)):
+        out["audio.input.source"] = "text"
+        out["audio.input.file"] = None
+        if not getattr(args, "output", None) and getattr(args, "text", False):
+            out["audio.output.sink"] = "none"
+    if getattr(args, "input", None):
+        if getattr(args, "text", False):
+            raise ConfigError("--text and --input both choose the input; use one of them")
+        path = Path(args.input)
+        if not path.is_file():
+            raise ConfigError(f"--input {args.input}: no such file")
+        out["audio.input.source"] = "file"
+        out["audio.input.file"] = str(path)
+    if getattr(args, "output", None):
+        out["audio.output.sink"] = "file"
+        out["audio.output.file"] = args.output
+    realtime = getattr(args, "realtime", None)
+    if realtime:
+        out["audio.input.realtime"] = realtime == "yes"
+    level = getattr(args, "run_log_level", None)
+    if level:
+        out["logging.level"] = level.upper()
+    return out
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from edgevox.config import load_config
+
+    return load_config(args.config, overrides=config_overrides(args))
+
+
+def _configure_logging(config: Any, args: argparse.Namespace) -> None:
+    root = logging.getLogger()
+    global_level = str(getattr(args, "log_level", "WARNING")).upper()
+    explicit = getattr(args, "run_log_level", None) or config.logging.level != "WARNING"
+    # `edgevox --log-level DEBUG run X` (the global option) wins over the config's default level.
+    root.setLevel(getattr(logging, config.logging.level if explicit or global_level == "WARNING" else global_level))
+    if config.logging.file:
+        handler = logging.FileHandler(config.logging.file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+
+
+def _explain_audio(exc: AudioDeviceError, config_name: str) -> ConfigError | AudioDeviceError:
+    text = str(exc)
+    if "devices: none" in text or "no audio" in text.lower() or "no default" in text.lower() or "PortAudio" in text:
+        return AudioDeviceError(f"{text}\n" + _NO_DEVICE_HELP.format(config=config_name))
+    return exc
+
+
+# --- run ------------------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from edgevox.app import App
+    from edgevox.cli.status import JsonEvents, StatusView
+
+    config = _load(args)
+    _configure_logging(config, args)
+    err = Console(stderr=True, highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
+
+    if config.audio.input.source == "device" or config.audio.output.sink == "device":
+        _require_audio_devices(args.config)  # before loading models: fail fast, with the fix
+    app = _build_with_progress(App, config, err, quiet=args.json)
+    status: StatusView | None = None
+    if args.json:
+        app.add_observer(JsonEvents(sys.stdout).on_event)
+    else:
+        status = StatusView(
+            out, name=config.name, live=None if not (args.say or config.audio.input.source != "device") else False
+        )
+        app.add_observer(status.on_event)
+
+    stop_requested = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        stop_requested.set()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    previous_term = signal.signal(signal.SIGTERM, on_sigint)
+    clean = True
+    code = 0
+    try:
+        try:
+            app.start()
+        except AudioDeviceError as exc:
+            raise _explain_audio(exc, args.config) from None
+        if status is not None:
+            status.start()
+        code = _drive(app, config, args, stop_requested, out)
+    finally:
+        if status is not None:
+            status.stop()
+        clean = app.stop(timeout_s=config.runtime.shutdown_timeout_s)
+        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous_term)
+    if not clean:
+        err.print(
+            f"[yellow]edgevox: shutdown was not clean within {config.runtime.shutdown_timeout_s} s:[/] {app.stop_report}"
+        )
+        return code or 1
+    if config.audio.output.sink == "file" and not args.json:
+        err.print(f"reply audio written to {escape(config.audio.output.file or '')}")
+    return code
+
+
+def _require_audio_devices(config_name: str) -> None:
+    from edgevox.app import list_audio_devices
+
+    try:
+        devices = list_audio_devices()
+    except AudioDeviceError as exc:
+        raise AudioDeviceError(f"{exc}\n" + _NO_DEVICE_HELP.format(config=config_name)) from None
+    if not devices:
+        raise AudioDeviceError(
+            "no audio device found (PortAudio sees none).\n" + _NO_DEVICE_HELP.format(config=config_name)
+        )
+
+
+def _build_with_progress(app_cls: Any, config: Any, err: Console, *, quiet: bool) -> Any:
+    if quiet or not err.is_terminal:
+        return app_cls.build(config)
+    columns = (SpinnerColumn(finished_text="[green]✓[/]"), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        tasks: dict[str, Any] = {}
+
+        def on_progress(step: str, done: bool) -> None:
+            if step not in tasks:
+                tasks[step] = progress.add_task(step, total=1)
+            if done:
+                progress.update(tasks[step], completed=1)
+
+        return app_cls.build(config, on_progress=on_progress)
+
+
+def _drive(app: Any, config: Any, args: argparse.Namespace, stop_requested: threading.Event, out: Console) -> int:
+    """Feed the application until it is done or Ctrl-C. Returns the exit code."""
+    timeout_s = args.timeout
+    if args.say is not None:
+        app.submit_text(args.say)
+        return 0 if _wait(app, stop_requested, timeout_s) else 1
+    source = config.audio.input.source
+    if source == "file":
+        # Headless: run until the WAV is exhausted and every turn it started is answered.
+        return 0 if _wait(app, stop_requested, timeout_s, until_input_ended=True) else 1
+    if source == "text":
+        return _text_repl(app, stop_requested, timeout_s, out)
+    stop_requested.wait(timeout_s)
+    return 0
+
+
+def _wait(
+    app: Any, stop_requested: threading.Event, timeout_s: float | None, *, until_input_ended: bool = False
+) -> bool:
+    """Wait for the app to become idle (or Ctrl-C). False on timeout."""
+    done = threading.Event()
+
+    def waiter() -> None:
+        try:
+            if until_input_ended:
+                app.wait_input_ended(timeout_s)
+            app.wait_idle(timeout_s)
+        finally:
+            done.set()
+            stop_requested.set()
+
+    thread = threading.Thread(target=waiter, name="edgevox-cli-wait", daemon=True)
+    thread.start()
+    if not stop_requested.wait(timeout_s):
+        return False
+    return done.is_set() and app.idle
+
+
+def _text_repl(app: Any, stop_requested: threading.Event, timeout_s: float | None, out: Console) -> int:
+    """Read lines from stdin on a helper thread so Ctrl-C (a signal) always wins."""
+    interactive = sys.stdin.isatty()
+
+    def reader() -> None:
+        try:
+            while not stop_requested.is_set():
+                if interactive:
+                    out.print("[bold cyan]you>[/] ", end="")
+                line = sys.stdin.readline()
+                if not line:
+                    break
+                text = line.strip()
+                if text:
+                    app.submit_text(text)
+                    app.wait_idle(None)
+        finally:
+            stop_requested.set()
+
+    threading.Thread(target=reader, name="edgevox-cli-stdin", daemon=True).start()
+    stop_requested.wait(timeout_s)
+    return 0
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from edgevox.app import check_config
+
+    config = _load(args)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"[bold]{escape(args.config)}[/]: config is valid ({escape(config.name)})")
+    report = check_config(config, load_models=args.load)
+    for item in report.items:
+        mark = {"ok": "[green]ok[/]  ", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]", "off": "[dim]off[/] "}[
+            item.status
+        ]
+        console.print(f"  {mark} {escape(item.what):<22} {escape(item.detail)}")
+    if report.failed:
+        console.print(f"[red]{len(report.failed)} problem(s)[/]: edgevox run would fail; fix the lines marked FAIL")
+        return 1
+    console.print("[green]ready to run[/]")
+    return 0
+
+
+# --- devices ----------------------------------------------------------------------------------
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from edgevox.app import list_audio_devices
+
+    console = Console(highlight=False, soft_wrap=True)
+    devices = list_audio_devices()
+    if not devices:
+        console.print(escape(_NO_DEVICE_HELP.format(config="default")))
+        return 1
+    console.print("index  in  out  default rate  name")
+    for dev in devices:
+        marks = ("<" if dev["default_input"] else " ") + (">" if dev["default_output"] else " ")
+        console.print(
+            f"{dev['index']:>5} {dev['inputs']:>3} {dev['outputs']:>4}  {dev['default_rate_hz']:>10.0f} Hz {marks} {escape(dev['name'])}"
+        )
+    console.print("(< default input, > default output; use the index or a part of the name in audio.input.device)")
+    return 0
+
+
+__all__ = ["EdgeVoxError", "cmd_check", "cmd_devices", "cmd_run", "config_overrides", "register"]

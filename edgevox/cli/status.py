@@ -1,0 +1,212 @@
+"""What ``edgevox run`` shows while it runs: a live status line, per-turn lines, or JSON events.
+
+:class:`StatusView` is a bus observer. It folds ``voice.*`` events into a small state
+(listening / hearing / thinking / speaking, the transcript, the reply so far, the last
+turn's latency) and shows it:
+
+* on a terminal, as a one-line ``rich.live.Live`` display refreshed by rich's own thread,
+  with each finished turn printed above it (``you: ...`` / ``robot: ...  0.62 s``);
+* elsewhere (a pipe, a test, a log file), as plain lines per finished turn.
+
+:class:`JsonEvents` writes every event as one JSON line (``Event.to_dict``) for other
+programs (``--json``).
+
+Threading: ``on_event`` runs on whichever thread publishes; a lock guards the state and
+the output stream. Latency per turn is measured from the user's last voiced frame
+(``SpeechEnded.last_voiced_at``), or from the typed text for text turns, to the first
+reply audio (``FirstAudio``), or to the first reply token when there is no audio.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from edgevox.runtime.events import ErrorEvent, Event
+
+
+@dataclass
+class TurnView:
+    turn_id: int = 0
+    transcript: str = ""
+    reply: str = ""
+    started_at: float = 0.0
+    """Wall clock of the end of the user's speech (or the typed text)."""
+    first_output_at: float = 0.0
+    """Wall clock of the first reply audio (or first token when there is no audio)."""
+    first_audio: bool = False
+    status: str = ""
+
+
+@dataclass
+class StatusState:
+    phase: str = "starting"
+    """starting, listening, hearing, thinking, speaking, stopped."""
+    turns: dict[int, TurnView] = field(default_factory=dict)
+    last_latency_s: float | None = None
+    last_note: str = ""
+
+
+class StatusView:
+    """Live status (terminal) or plain per-turn lines (pipe). Use as a bus observer."""
+
+    def __init__(self, console: Console | None = None, *, live: bool | None = None, name: str = "robot") -> None:
+        self.console = console or Console(stderr=False, highlight=False, soft_wrap=True)
+        self.live_mode = self.console.is_terminal if live is None else live
+        self.name = name
+        self.state = StatusState()
+        self.finished_turns = 0
+        self._lock = threading.RLock()
+        self._live: Live | None = None
+
+    # --- lifecycle (CLI thread) ---------------------------------------------------------------
+
+    def start(self) -> None:
+        with self._lock:
+            self.state.phase = "listening"
+        if self.live_mode:
+            self._live = Live(self._render(), console=self.console, refresh_per_second=8, transient=True)
+            self._live.start()
+
+    def stop(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+    # --- observer (publisher threads) ---------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        kind = event.kind
+        if not (kind.startswith("voice.") or isinstance(event, ErrorEvent)):
+            return
+        with self._lock:
+            self._apply(event)
+            if self._live is not None:
+                self._live.update(self._render())
+
+    def _turn(self, event: Any) -> TurnView:
+        turn_id = int(getattr(event, "turn_id", 0) or 0)
+        turn = self.state.turns.get(turn_id)
+        if turn is None:
+            turn = self.state.turns[turn_id] = TurnView(turn_id)
+        return turn
+
+    def _apply(self, event: Any) -> None:
+        kind = event.kind
+        st = self.state
+        if kind == "voice.speech_started":
+            st.phase = "hearing"
+        elif kind == "voice.speech_ended":
+            st.phase = "thinking"
+            self._turn(event).started_at = event.last_voiced_at or event.timestamp
+        elif kind == "voice.transcript":
+            turn = self._turn(event)
+            turn.transcript = event.text
+            if not turn.started_at:
+                turn.started_at = event.timestamp
+            st.phase = "thinking" if event.text else "listening"
+            if event.stop_phrase:
+                st.last_note = f"stop phrase {event.stop_phrase!r}"
+        elif kind == "voice.turn_started":
+            st.phase = "thinking"
+        elif kind == "voice.token":
+            turn = self._turn(event)
+            turn.reply += event.text
+            if not turn.first_output_at:
+                turn.first_output_at = event.timestamp
+        elif kind == "voice.audio_out":
+            turn = self._turn(event)
+            turn.first_audio = True
+            turn.first_output_at = event.timestamp
+            st.phase = "speaking"
+        elif kind == "voice.interrupted":
+            st.last_note = "interrupted"
+        elif kind == "voice.stopped":
+            st.phase = "stopped"
+            st.last_note = f"STOP ({event.phrase or event.text})"
+        elif kind == "voice.turn_done":
+            self._finish(event)
+        elif kind == "voice.audio_device":
+            st.last_note = f"audio input {event.state}" + (f": {event.error}" if event.error else "")
+        elif kind == "voice.input_ended":
+            st.last_note = "input ended"
+        elif kind == "runtime.error":
+            st.last_note = f"error in {event.where}: {event.error}"
+            self._print(Text(f"error in {event.where}: {event.error}", style="red"))
+
+    def _finish(self, event: Any) -> None:
+        st = self.state
+        turn = st.turns.pop(int(event.turn_id or 0), None) or TurnView(event.turn_id)
+        reply = event.reply_text or turn.reply
+        latency = turn.first_output_at - turn.started_at if turn.first_output_at and turn.started_at else None
+        st.last_latency_s = latency
+        st.phase = "listening"
+        self.finished_turns += 1
+        line = Text()
+        if turn.transcript:
+            line.append("you: ", style="bold cyan")
+            line.append(turn.transcript + "\n")
+        line.append(f"{self.name}: ", style="bold green")
+        line.append(reply.strip() or "(no reply)")
+        if latency is not None:
+            line.append(f"  [{latency:.2f} s{' to audio' if turn.first_audio else ''}]", style="dim")
+        if event.status != "completed":
+            line.append(f"  ({event.status}{': ' + event.error if event.error else ''})", style="yellow")
+        self._print(line)
+
+    def _print(self, text: Text) -> None:
+        if self._live is not None:
+            self._live.console.print(text)
+        else:
+            self.console.print(text, soft_wrap=True)
+
+    # --- rendering --------------------------------------------------------------------------
+
+    _STYLES = {"listening": "green", "hearing": "cyan", "thinking": "yellow", "speaking": "magenta", "stopped": "red"}
+
+    def _render(self) -> Text:
+        st = self.state
+        text = Text()
+        text.append(f"● {st.phase:<9}", style=self._STYLES.get(st.phase, "white"))
+        current = max(st.turns.values(), key=lambda t: t.turn_id, default=None)
+        if current is not None and current.transcript:
+            text.append(f" you: {_tail(current.transcript, 40)}", style="cyan")
+        if current is not None and current.reply:
+            text.append(f" {self.name}: {_tail(current.reply, 50)}", style="green")
+        if st.last_latency_s is not None:
+            text.append(f"  last turn {st.last_latency_s:.2f} s", style="dim")
+        if st.last_note:
+            text.append(f"  {st.last_note}", style="dim")
+        return text
+
+    def render_text(self) -> str:
+        """The status line as plain text (for tests and logs)."""
+        with self._lock:
+            return self._render().plain
+
+
+class JsonEvents:
+    """Writes every event as one JSON line (``Event.to_dict``) to ``stream``. Thread-safe."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+        self.written = 0
+
+    def on_event(self, event: Event) -> None:
+        line = json.dumps(event.to_dict(), ensure_ascii=False, default=repr)
+        with self._lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            self.written += 1
+
+
+def _tail(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else "…" + text[-(width - 1) :]

@@ -1,0 +1,191 @@
+"""Load a config: find the file, parse YAML, interpolate ``${ENV}``, apply overrides, validate.
+
+Every failure is a :class:`~edgevox.errors.ConfigError` whose message is one line naming
+the file (and line), the key path and the fix; the CLI prints it without a traceback.
+
+``${NAME}`` is replaced by the environment variable ``NAME`` (unset is an error naming
+it); ``${NAME:-default}`` falls back to ``default``; ``$${`` is a literal ``${``. A value
+that is exactly one ``${...}`` and looks like a number becomes that number, so
+``threads: ${THREADS:-2}`` passes the strict integer check.
+
+Builtin configs (``default``, ``home_robot``, ``text``...) ship inside the package as
+``edgevox/configs/*.yaml`` (the top-level ``configs/`` directory of the repository is the
+canonical copy); :func:`resolve_config_path` accepts a path or one of those names.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib.resources
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from edgevox.config.diagnostics import NodeIndex, dotted, format_error
+from edgevox.config.schema import AppConfig
+from edgevox.errors import ConfigError
+
+_ENV = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_WHOLE_ENV = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$")
+_NUMBER = re.compile(r"^[-+]?(\d+|\d*\.\d+([eE][-+]?\d+)?|\d+[eE][-+]?\d+)$")
+
+
+def builtin_config_dir() -> Path:
+    """Folder of the configs that ship with edgevox."""
+    return Path(str(importlib.resources.files("edgevox") / "configs"))
+
+
+def builtin_configs() -> dict[str, Path]:
+    """Builtin config names (file stems) and their paths."""
+    folder = builtin_config_dir()
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def resolve_config_path(name_or_path: str | os.PathLike[str]) -> Path:
+    """An existing file path, or the packaged config of that name (``default``, ``text``...)."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    if path.exists():
+        raise ConfigError(f"config {str(name_or_path)!r} is a directory, not a YAML file")
+    builtins = builtin_configs()
+    stem = path.name.removesuffix(".yaml").removesuffix(".yml")
+    if len(path.parts) == 1 and stem in builtins:
+        return builtins[stem]
+    close = difflib.get_close_matches(stem, list(builtins), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    names = ", ".join(builtins) or "none installed"
+    raise ConfigError(f"config {str(name_or_path)!r}: no such file and not a builtin config{hint} (builtin: {names})")
+
+
+def load_config(
+    name_or_path: str | os.PathLike[str],
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AppConfig:
+    """Load and validate a config file (or builtin name).
+
+    ``overrides`` maps dotted key paths to values applied before validation (what the
+    CLI's ``--input``/``--output``/``--text`` do), e.g. ``{"audio.input.file": "q.wav"}``.
+    Relative file paths inside the config stay relative to the current directory.
+    """
+    path = resolve_config_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
+    return parse_config(text, source=str(path), overrides=overrides, env=env)
+
+
+def parse_config(
+    text: str,
+    *,
+    source: str = "<config>",
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AppConfig:
+    """Validate YAML ``text``; ``source`` names it in error messages."""
+    nodes, data = _parse_yaml(text, source)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: the top level must be a mapping of keys (like 'agents:'), got a {type(data).__name__}"
+        )
+    data = _interpolate(data, (), env if env is not None else os.environ, source, nodes)
+    if overrides:
+        data = copy.deepcopy(data)
+        for key, value in overrides.items():
+            _set_path(data, key, value, source)
+    try:
+        return AppConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_error(exc, source=source, data=data, nodes=nodes, root=AppConfig)) from None
+
+
+def _parse_yaml(text: str, source: str) -> tuple[NodeIndex, Any]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _reject_duplicate_keys(node, (), source)
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise ConfigError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    return NodeIndex(node), data
+
+
+def _reject_duplicate_keys(node: yaml.Node, path: tuple[Any, ...], source: str) -> None:
+    # YAML silently keeps the last of two equal keys; in a config that hides a mistake.
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key is not None:
+                if key in seen:
+                    raise ConfigError(
+                        f"{source}:{key_node.start_mark.line + 1}: key '{dotted(path + (key,))}' appears twice"
+                    )
+                seen.add(key)
+            _reject_duplicate_keys(value_node, path + (key,), source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _reject_duplicate_keys(item, path + (i,), source)
+
+
+def _interpolate(value: Any, path: tuple[Any, ...], env: Mapping[str, str], source: str, nodes: NodeIndex) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolate(v, path + (k,), env, source, nodes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, path + (i,), env, source, nodes) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        line = nodes.line(path)
+        where = f"{source}:{line}" if line else source
+        raise ConfigError(
+            f"{where}: {dotted(path)}: environment variable {name} is not set; "
+            f"export {name}=... or write ${{{name}:-default}}"
+        )
+
+    result = _ENV.sub(replace, value)
+    if _WHOLE_ENV.match(value) and _NUMBER.match(result.strip()):
+        number = result.strip()
+        return float(number) if any(c in number for c in ".eE") else int(number)
+    return result
+
+
+def _set_path(data: dict[str, Any], dotted_key: str, value: Any, source: str) -> None:
+    parts = dotted_key.split(".")
+    node: Any = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"{source}: cannot set {dotted_key}: '{part}' is not a mapping")
+        node = child
+    node[parts[-1]] = value

@@ -1,0 +1,487 @@
+"""The config schema: typed pydantic v2 models for one edgevox application.
+
+One YAML file describes a whole application: engines and their models, audio in and
+out, endpointing, the safety stop, agents and their tools, workflows, background
+agents, the agent pool, orchestration, bridges and logging. :func:`edgevox.config.load`
+reads it, interpolates ``${ENV}`` and validates it against :class:`AppConfig`;
+:mod:`edgevox.app` is the single place that turns a validated config into running
+objects.
+
+Rules kept everywhere in this module:
+
+* ``extra="forbid"`` on every model, so a typo is an error naming the nearest valid key.
+* Strict scalars (``true`` is not a number, ``"3"`` is not an int): a config is written
+  by a person, and silent coercion hides mistakes. ``${ENV}`` values that make up a whole
+  scalar are parsed as YAML first, so ``threads: ${THREADS:-2}`` is still an int.
+* Units live in key names (``_s``, ``_ms``, ``_hz``) and every field has a description,
+  which is what ``docs/config.md`` is generated from (a test keeps the two in sync).
+* References to code are ``module:attribute`` strings (:data:`Ref`), checked for shape
+  here and imported only when the application is built (or by ``edgevox check``).
+
+Sections owned by other subsystems are defined in their packages and imported here:
+``bridges`` is :class:`edgevox.integrations.config.BridgesConfig`; ``orchestration`` is
+``edgevox.orchestration.config.OrchestrationConfig`` when that module exists (until then
+the model below, with the same section name).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+
+from edgevox.integrations.config import BridgesConfig
+
+# --- shared types ------------------------------------------------------------------------------
+
+REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+Ref = Annotated[str, Field(pattern=REF_PATTERN)]
+"""A reference to Python code: ``package.module:attribute`` (e.g. ``my_robot.tools:move``)."""
+
+PosFloat = Annotated[StrictFloat, Field(gt=0)]
+NonNegFloat = Annotated[StrictFloat, Field(ge=0)]
+PosInt = Annotated[StrictInt, Field(ge=1)]
+NonNegInt = Annotated[StrictInt, Field(ge=0)]
+Name = Annotated[StrictStr, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
+"""An agent/workflow/background-agent name: letters, digits, ``_`` and ``-``."""
+
+Overflow = Literal["drop_oldest", "drop_new", "block"]
+Restart = Literal["permanent", "transient", "temporary"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
+class Section(BaseModel):
+    """Base of every config model: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+
+# --- engines -----------------------------------------------------------------------------------
+
+
+class STTConfig(Section):
+    """Speech to text."""
+
+    engine: StrictStr = Field(
+        "faster-whisper",
+        description="STT engine: `faster-whisper`, or a `module:factory` reference called with the keys of `options`.",
+    )
+    model: StrictStr = Field(
+        "whisper-tiny.en",
+        description="Model reference: a builtin name (`edgevox models list`), a local path, or a hub reference `hf:owner/repo[/file]`.",
+    )
+    language: StrictStr = Field("en", description="Spoken language (ISO 639-1 code).")
+    beam_size: PosInt = Field(1, description="Beam search width; 1 is greedy and fastest.")
+    cpu_threads: PosInt = Field(2, description="CPU threads used by the STT engine.")
+    vocabulary: list[StrictStr] = Field(
+        default_factory=list,
+        description="Words and phrases that bias recognition (robot names, room names...). The active agent's tool names and enum values are added automatically.",
+    )
+    bias: Literal["prompt", "hotwords", "none"] = Field(
+        "prompt", description="How the vocabulary biases Whisper: as its initial prompt, as hotwords, or not at all."
+    )
+    no_speech_threshold: Annotated[StrictFloat, Field(ge=0, le=1)] = Field(
+        0.6, description="Segments more likely than this to be non-speech (and with low confidence) are dropped."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Extra keyword arguments for a custom engine factory."
+    )
+
+
+class LLMConfig(Section):
+    """The local language model shared by all agents."""
+
+    engine: StrictStr = Field(
+        "llama-cpp", description="LLM engine: `llama-cpp`, or a `module:factory` reference called with `options`."
+    )
+    model: StrictStr = Field(
+        "smollm2-135m",
+        description="Model reference: builtin name, path to a `.gguf` file, or `hf:owner/repo/file.gguf`.",
+    )
+    context_tokens: PosInt = Field(2048, description="Context window in tokens.")
+    max_tokens: PosInt = Field(256, description="Maximum tokens generated per reply.")
+    temperature: NonNegFloat = Field(0.2, description="Sampling temperature; 0 is deterministic.")
+    threads: PosInt = Field(2, description="CPU threads used for generation.")
+    seed: NonNegInt = Field(0, description="Random seed for sampling.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
+
+
+class TTSConfig(Section):
+    """Text to speech."""
+
+    engine: StrictStr = Field("piper", description="TTS engine: `piper`, or a `module:factory` reference.")
+    voice: StrictStr = Field(
+        "piper-joe-medium",
+        description="Voice model reference: builtin name, path to a Piper `.onnx`, or hub reference.",
+    )
+    speaker_id: NonNegInt | None = Field(
+        None, description="Speaker of a multi-speaker voice; null = the voice's default."
+    )
+    length_scale: PosFloat = Field(1.0, description="Speaking-rate factor: >1 is slower, <1 faster.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
+
+
+class VADConfig(Section):
+    """Voice activity detection (which audio frames contain speech)."""
+
+    engine: StrictStr = Field("webrtc", description="VAD engine: `webrtc`, or a `module:factory` reference.")
+    aggressiveness: Annotated[StrictInt, Field(ge=0, le=3)] = Field(
+        2, description="0..3: higher rejects more noise (and some quiet speech)."
+    )
+    frame_ms: Literal[10, 20, 30] = Field(20, description="VAD frame length in milliseconds (10, 20 or 30).")
+    options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for a custom engine factory.")
+
+
+class EndpointingConfig(Section):
+    """How speech is cut into utterances."""
+
+    pre_roll_ms: NonNegInt = Field(300, description="Audio kept from before speech was detected, in milliseconds.")
+    min_speech_ms: NonNegInt = Field(
+        100,
+        description="Voiced audio needed to start an utterance (and to barge in), in milliseconds; shorter bursts are ignored.",
+    )
+    end_silence_ms: PosInt = Field(
+        300,
+        description="Silence that ends an utterance, in milliseconds (trades latency against cutting the user off).",
+    )
+    max_utterance_s: PosFloat = Field(15.0, description="An utterance is cut after this many seconds.")
+
+
+# --- audio -------------------------------------------------------------------------------------
+
+
+class AudioInputConfig(Section):
+    """Where the user's voice comes from."""
+
+    source: Literal["device", "file", "text"] | None = Field(
+        None,
+        description="`device` (microphone), `file` (a WAV file, headless) or `text` (typed lines, no audio). Default: `file` when `file` is set, else `device`.",
+    )
+    device: StrictStr | NonNegInt | None = Field(
+        None, description="Input device name (substring) or index from `edgevox devices`; null = system default."
+    )
+    file: StrictStr | None = Field(None, description="WAV file to read when `source` is `file`.")
+    realtime: StrictBool = Field(
+        True, description="Pace file input in real time (as a microphone would); false reads as fast as possible."
+    )
+    device_sample_rate_hz: PosInt | None = Field(
+        None, description="Capture rate of the device in Hz; null = the device's default. Audio is resampled."
+    )
+    block_ms: PosInt = Field(20, description="Capture block length in milliseconds.")
+
+    @model_validator(mode="after")
+    def _infer_source(self) -> AudioInputConfig:
+        if self.source is None:
+            object.__setattr__(self, "source", "file" if self.file else "device")
+        if self.source == "file" and not self.file:
+            raise ValueError("source is 'file' but no file is given: set audio.input.file (or use --input FILE.wav)")
+        return self
+
+
+class AudioOutputConfig(Section):
+    """Where the robot's voice goes."""
+
+    sink: Literal["device", "file", "none"] | None = Field(
+        None,
+        description="`device` (speaker), `file` (write a WAV) or `none` (no audio; replies are shown as text). Default: `file` when `file` is set, else `device`.",
+    )
+    device: StrictStr | NonNegInt | None = Field(
+        None, description="Output device name (substring) or index from `edgevox devices`; null = system default."
+    )
+    file: StrictStr | None = Field(None, description="WAV file to write when `sink` is `file`.")
+    device_sample_rate_hz: PosInt | None = Field(
+        None, description="Playback rate of the device in Hz; null = the TTS voice's rate. Audio is resampled."
+    )
+    block_ms: PosInt = Field(10, description="Playback block length in milliseconds (bounds how fast audio stops).")
+
+    @model_validator(mode="after")
+    def _infer_sink(self) -> AudioOutputConfig:
+        if self.sink is None:
+            object.__setattr__(self, "sink", "file" if self.file else "device")
+        if self.sink == "file" and not self.file:
+            raise ValueError("sink is 'file' but no file is given: set audio.output.file (or use --output FILE.wav)")
+        return self
+
+
+class AudioConfig(Section):
+    input: AudioInputConfig = Field(default_factory=AudioInputConfig, description="Audio input.")
+    output: AudioOutputConfig = Field(default_factory=AudioOutputConfig, description="Audio output.")
+    sample_rate_hz: Literal[8000, 16000, 32000, 48000] = Field(
+        16000, description="Rate of the speech pipeline (VAD and STT) in Hz."
+    )
+
+
+# --- voice loop and safety ---------------------------------------------------------------------
+
+
+class VoiceConfig(Section):
+    """Turn taking: barge-in and the echo guard."""
+
+    barge_in: StrictBool = Field(
+        True, description="User speech during playback stops the robot and cancels the reply (not in `half_duplex`)."
+    )
+    echo_guard: Literal["half_duplex", "energy_gate", "off"] = Field(
+        "half_duplex",
+        description="How the robot avoids hearing itself: `half_duplex` ignores the microphone while speaking (stop phrases still work), `energy_gate` counts speech only when louder than the playback, `off` trusts the VAD (use with a headset).",
+    )
+    echo_tail_ms: NonNegInt = Field(
+        300, description="`half_duplex`: the microphone still counts as echo this long after playback, in milliseconds."
+    )
+    energy_gate_ratio: PosFloat = Field(
+        2.0, description="`energy_gate`: speech must be this many times louder (RMS) than the playback."
+    )
+    session_id: StrictStr = Field("default", description="Conversation id of the voice session.")
+
+
+class SafetyConfig(Section):
+    """The safety stop, checked on every transcript before any agent runs."""
+
+    stop_phrases: list[Annotated[StrictStr, Field(min_length=1)]] = Field(
+        default_factory=lambda: ["stop", "halt", "freeze"],
+        description='A transcript matching one of these (not negated: "don\'t stop" does not match) cancels speech, generation and running skills at once.',
+    )
+    enabled: StrictBool = Field(True, description="Turn the safety stop off only for experiments.")
+
+
+# --- agents ------------------------------------------------------------------------------------
+
+
+class AgentConfig(Section):
+    """An LLM agent: instructions and tools, or a factory that builds the agent."""
+
+    instructions: StrictStr = Field(
+        "You are a helpful voice assistant. Answer in one or two short spoken sentences.",
+        description="System prompt of the agent.",
+    )
+    tools: list[Ref] = Field(
+        default_factory=list,
+        description="Tools as `module:function` references (functions decorated with `@tool`, plain functions, or a list of them).",
+    )
+    skills: list[Ref] = Field(
+        default_factory=list, description="Long-running, cancellable skills as `module:function` references."
+    )
+    handoffs: list[Name] = Field(
+        default_factory=list,
+        description="Names of agents this agent may hand the conversation to (`handoff_to_<name>` tools).",
+    )
+    factory: Ref | None = Field(
+        None,
+        description="`module:function` that builds the agent instead, called as `factory(llm=..., **options)` (e.g. `edgevox.examples.home_robot:build_home_robot_agent`).",
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for `factory`.")
+    max_tool_hops: PosInt = Field(3, description="Maximum tool calls in one turn before the agent must answer.")
+    max_tokens: PosInt | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
+    temperature: NonNegFloat | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")
+
+    @model_validator(mode="after")
+    def _factory_excludes_tools(self) -> AgentConfig:
+        if self.factory and (self.tools or self.skills):
+            raise ValueError(
+                "an agent with a factory gets its tools from the factory: remove tools/skills or the factory"
+            )
+        return self
+
+
+class WorkflowConfig(Section):
+    """A composition of agents that behaves as one agent."""
+
+    type: Literal["sequence", "fallback", "loop", "retry", "timeout", "router", "parallel"] = Field(
+        description="`sequence` runs steps in order; `fallback` tries steps until one succeeds; `loop` repeats its step until `until` holds; `retry` reruns a failing step; `timeout` bounds a step; `router` lets the LLM pick a step; `parallel` runs steps at once and combines them with `reduce`."
+    )
+    steps: list[Name] = Field(description="Agent or workflow names this workflow runs (one for loop/retry/timeout).")
+    until: Ref | None = Field(None, description="loop: `module:function(result) -> bool` that ends the loop.")
+    max_iterations: PosInt = Field(3, description="loop: maximum iterations.")
+    attempts: PosInt = Field(2, description="retry: total attempts.")
+    timeout_s: PosFloat = Field(30.0, description="timeout: seconds before the step is cancelled.")
+    reduce: Ref | None = Field(
+        None, description="parallel: `module:function(results) -> result`; null joins the replies."
+    )
+
+    @model_validator(mode="after")
+    def _arity(self) -> WorkflowConfig:
+        single = ("loop", "retry", "timeout")
+        if self.type in single and len(self.steps) != 1:
+            raise ValueError(f"a {self.type} workflow wraps exactly one step, got {len(self.steps)}")
+        if self.type not in single and not self.steps:
+            raise ValueError(f"a {self.type} workflow needs at least one step")
+        return self
+
+
+class TriggerConfig(Section):
+    """When a background agent runs and with what task."""
+
+    events: list[Annotated[StrictStr, Field(min_length=1)]] = Field(
+        description="Event kinds or patterns that trigger the agent (e.g. `robot.battery`, `voice.*`)."
+    )
+    task: StrictStr | None = Field(
+        None,
+        description="Task template; `{field}` is replaced by the event's fields (e.g. `Battery at {level} percent.`). Exactly one of `task` and `function`.",
+    )
+    function: Ref | None = Field(
+        None, description="`module:function(event) -> str | None` that makes the task (None = ignore the event)."
+    )
+    debounce_s: NonNegFloat = Field(
+        0.0,
+        description="Wait until events have been quiet this long and run once for the last one (trailing edge); 0 = every event.",
+    )
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TriggerConfig:
+        if (self.task is None) == (self.function is None):
+            raise ValueError("give exactly one of 'task' (a template) and 'function' (a module:function reference)")
+        return self
+
+
+class BackgroundAgentConfig(Section):
+    """An agent that runs on its own thread when events arrive, supervised with OTP restart policies."""
+
+    name: Name = Field(description="Unique name (used in events and logs).")
+    agent: Name = Field(description="Name of the agent or workflow that runs the task.")
+    trigger: TriggerConfig = Field(description="Which events start it and what task it gets.")
+    max_queue: PosInt = Field(32, description="Events waiting to be handled, at most.")
+    overflow: Overflow = Field(
+        "drop_oldest", description="When the queue is full: `drop_oldest`, `drop_new` or `block`."
+    )
+    restart: Restart = Field(
+        "transient",
+        description="`permanent` restarts after any exit, `transient` only after a crash, `temporary` never.",
+    )
+    max_restarts: NonNegInt = Field(5, description="Restarts allowed within `restart_window_s` before giving up.")
+    restart_window_s: PosFloat = Field(60.0, description="Window for counting restarts, in seconds.")
+
+
+class PoolConfig(Section):
+    """The agent pool: agents that run in parallel over the shared bus and blackboard."""
+
+    agents: list[Name] = Field(
+        default_factory=list, description="Agents (by name) to place in the pool; empty = all agents."
+    )
+    max_concurrency: PosInt = Field(2, description="Agents running at the same time, at most.")
+
+
+# --- orchestration (fallback until edgevox.orchestration.config exists) -------------------------
+
+
+class _FallbackOrchestrationConfig(Section):
+    """Multi-agent orchestration: which strategy routes user turns between agents."""
+
+    strategy: Literal["single", "pipeline", "swarm", "supervisor", "loop"] = Field(
+        "single", description="`single`: every turn goes to `app.agent`. Others route between the listed agents."
+    )
+    agents: list[Name] = Field(
+        default_factory=list, description="Agents taking part, in order (pipeline, swarm, loop)."
+    )
+    entry: Name | None = Field(None, description="swarm: the first agent; supervisor: the supervising agent.")
+    max_handoffs: PosInt = Field(5, description="Handoffs (and delegation depth) allowed per turn.")
+    max_iterations: PosInt = Field(3, description="loop: maximum review iterations.")
+
+
+def _section_model(module: str, name: str, fallback: type[BaseModel]) -> type[BaseModel]:
+    """The section model owned by another subsystem, or the fallback while it does not exist yet."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            return fallback
+        raise
+    return getattr(mod, name, fallback)
+
+
+OrchestrationConfig = _section_model(
+    "edgevox.orchestration.config", "OrchestrationConfig", _FallbackOrchestrationConfig
+)
+
+
+# --- runtime and logging -----------------------------------------------------------------------
+
+
+class RuntimeConfig(Section):
+    shutdown_timeout_s: PosFloat = Field(2.0, description="Time allowed for a clean shutdown, in seconds.")
+
+
+class LoggingConfig(Section):
+    level: LogLevel = Field(
+        "WARNING", description="Log level (DEBUG, INFO, WARNING, ERROR); `--log-level` overrides it."
+    )
+    file: StrictStr | None = Field(None, description="Also write the log to this file.")
+    events_file: StrictStr | None = Field(None, description="Write every bus event to this file as JSON lines.")
+
+
+# --- the application ---------------------------------------------------------------------------
+
+
+class AppConfig(Section):
+    """One edgevox application."""
+
+    version: Literal[1] = Field(1, description="Config format version.")
+    name: StrictStr = Field("edgevox", description="Application name (shown in the status line and logs).")
+    agent: Name | None = Field(
+        None, description="Agent or workflow that answers the user; null = the first agent in `agents`."
+    )
+    stt: STTConfig = Field(default_factory=STTConfig, description="Speech to text.")
+    llm: LLMConfig = Field(default_factory=LLMConfig, description="Language model.")
+    tts: TTSConfig = Field(default_factory=TTSConfig, description="Text to speech.")
+    vad: VADConfig = Field(default_factory=VADConfig, description="Voice activity detection.")
+    endpointing: EndpointingConfig = Field(default_factory=EndpointingConfig, description="Utterance segmentation.")
+    audio: AudioConfig = Field(default_factory=AudioConfig, description="Audio input and output.")
+    voice: VoiceConfig = Field(default_factory=VoiceConfig, description="Turn taking.")
+    safety: SafetyConfig = Field(default_factory=SafetyConfig, description="Safety stop.")
+    agents: dict[Name, AgentConfig] = Field(
+        default_factory=lambda: {"assistant": AgentConfig()},
+        description="LLM agents by name.",
+    )
+    workflows: dict[Name, WorkflowConfig] = Field(
+        default_factory=dict, description="Workflows by name; usable wherever an agent name is."
+    )
+    background_agents: list[BackgroundAgentConfig] = Field(
+        default_factory=list, description="Agents triggered by events, each on its own supervised thread."
+    )
+    pool: PoolConfig = Field(default_factory=PoolConfig, description="The agent pool.")
+    orchestration: OrchestrationConfig = Field(  # type: ignore[valid-type]
+        default_factory=OrchestrationConfig, description="Multi-agent orchestration."
+    )
+    bridges: BridgesConfig = Field(default_factory=BridgesConfig, description="ROS 2, ROS 1 and Zenoh bridges.")
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="Runtime.")
+    logging: LoggingConfig = Field(default_factory=LoggingConfig, description="Logging.")
+
+    @model_validator(mode="after")
+    def _names_resolve(self) -> AppConfig:
+        """Every name used (agent, handoffs, workflow steps, background agents, pool) must exist."""
+        if not self.agents:
+            raise ValueError("agents: define at least one agent")
+        overlap = set(self.agents) & set(self.workflows)
+        if overlap:
+            raise ValueError(f"workflows: {sorted(overlap)[0]!r} is already an agent name; names must be unique")
+        known = list(self.agents) + list(self.workflows)
+        _check_name("agent", self.agent, known)
+        for name, agent in self.agents.items():
+            for target in agent.handoffs:
+                _check_name(f"agents.{name}.handoffs", target, list(self.agents))
+        for name, wf in self.workflows.items():
+            for step in wf.steps:
+                _check_name(f"workflows.{name}.steps", step, known)
+        seen: set[str] = set()
+        for i, bg in enumerate(self.background_agents):
+            _check_name(f"background_agents.{i}.agent", bg.agent, known)
+            if bg.name in seen:
+                raise ValueError(f"background_agents.{i}.name: {bg.name!r} is used twice; names must be unique")
+            seen.add(bg.name)
+        for name in self.pool.agents:
+            _check_name("pool.agents", name, known)
+        return self
+
+    @property
+    def main_agent(self) -> str:
+        """Name of the agent or workflow that answers the user."""
+        return self.agent or next(iter(self.agents))
+
+
+def _check_name(where: str, name: str | None, known: list[str]) -> None:
+    if name is None or name in known:
+        return
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"{where}: no agent or workflow named {name!r}{hint} (defined: {', '.join(known) or 'none'})")

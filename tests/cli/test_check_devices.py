@@ -1,0 +1,66 @@
+"""``edgevox check`` and ``edgevox devices``."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_config
+
+from edgevox.cli.main import main
+
+
+def test_check_reports_what_would_run(scripted_config, capsys):
+    assert main(["check", str(scripted_config)]) == 0
+    out = capsys.readouterr().out
+    assert "config is valid (scripted)" in out
+    assert "custom edgevox.testing:ScriptedLLM" in out
+    assert "answers with" in out and "assistant" in out
+    assert "typed text (stdin)" in out and "none (replies as text)" in out
+    assert "bridge zenoh" in out and "disabled" in out
+    assert "ready to run" in out
+
+
+def test_check_fails_on_a_tool_that_cannot_be_imported(tmp_path, capsys):
+    config = write_config(tmp_path, extra="    tools: [no_such_module:move]\n")
+    assert main(["check", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "agents.assistant.tools.0: cannot import 'no_such_module:move'" in out
+
+
+def test_check_resolves_the_embedded_models_of_the_default_config(capsys):
+    # The models ship in wheels; a missing one is a failure of what we ship, not a skip.
+    code = main(["check", "default", "--input", __file__, "--output", "out.wav"])
+    out = capsys.readouterr().out
+    assert "whisper-tiny.en ->" in out and "smollm2-135m ->" in out and "piper-joe-medium ->" in out
+    assert "cannot read WAV" in out  # the .py file given as --input is not a WAV: reported, not a traceback
+    assert code == 1
+
+
+def test_check_starts_an_enabled_zenoh_bridge_to_prove_it_can(tmp_path, capsys):
+    pytest.importorskip("zenoh", reason="eclipse-zenoh is an optional extra")
+    config = write_config(
+        tmp_path,
+        extra="bridges:\n  zenoh:\n    enabled: true\n    namespace: edgevox/check-test\n    listen: ['tcp/127.0.0.1:0']\n",
+    )
+    assert main(["check", str(config)]) == 0
+    assert "session opened and closed" in capsys.readouterr().out
+
+
+def test_devices_without_any_device_explains_what_to_do(monkeypatch, capsys):
+    import edgevox.app
+
+    monkeypatch.setattr(edgevox.app, "list_audio_devices", lambda: [])
+    assert main(["devices"]) == 1
+    out = capsys.readouterr().out
+    assert "no usable audio device" in out and "--input question.wav --output reply.wav" in out
+
+
+def test_devices_lists_what_portaudio_sees(capsys):
+    from edgevox.app import list_audio_devices
+
+    devices = list_audio_devices()
+    code = main(["devices"])
+    out = capsys.readouterr().out
+    if devices:
+        assert code == 0 and devices[0]["name"] in out
+    else:
+        assert code == 1 and "no usable audio device" in out
