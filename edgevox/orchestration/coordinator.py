@@ -1,0 +1,220 @@
+"""The coordinator: one front door that answers user turns for every session.
+
+:class:`Coordinator` satisfies the agent protocol (``name``, ``run(task, ctx)``,
+``stream``), so the voice loop uses it like any agent. For each turn of session
+``ctx.session_id`` it:
+
+1. uses the session's strategy override, else the runtime-wide strategy, if one
+   is set (:meth:`set_strategy`, :meth:`set_session_strategy`) - the strategy answers;
+2. otherwise asks the :class:`ConversationRouter` (affinity, rules, default), gives
+   the chosen agent any context a previous agent left ("Context from the previous
+   agent: ..."), runs it with the ``handoff_conversation`` tool wired to the
+   :class:`HandoffHandler`, and applies an accepted handoff when the turn ends;
+3. lets the supervisor agent (if the router has one) observe the exchange;
+   its note is published, never spoken.
+
+Each agent's scratch state (``ctx.state``) is kept per session and agent between
+turns, so cancelling a handoff-with-return keeps the specialist's partial state.
+All session data lives in the :class:`SessionStore`; nothing is shared between
+sessions. Thread-safety: turns of different sessions may run concurrently.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.orchestration.calls import AgentOutcome, call_agent, one_piece_stream
+from edgevox.orchestration.events import Routed, SupervisorObserved, TurnAnswered, UserTurn
+from edgevox.orchestration.handoff import HandoffHandler
+from edgevox.orchestration.routing import ConversationRouter
+from edgevox.orchestration.state import ConversationState, SessionStore
+from edgevox.orchestration.tools import HANDOFF_DEP
+from edgevox.runtime.context import AgentContext
+
+
+@dataclass
+class TurnResult(AgentResult):
+    """The coordinator's answer to one turn: an :class:`AgentResult` (``text`` is what the
+    user hears, ``agent`` who answered, "" if nobody did) plus routing facts."""
+
+    why: str = ""
+    """affinity, rule:<name>, default, strategy, human, agent-output, no-agent."""
+    state: ConversationState | None = None
+    steps: list[AgentOutcome] = field(default_factory=list)
+
+
+class Coordinator:
+    """Routes turns between agents, applies handoffs, and runs strategies per session."""
+
+    ROUTE = "route"
+    """Strategy value meaning "route turn by turn" (overrides a runtime-wide strategy per session)."""
+
+    def __init__(
+        self,
+        agents: Mapping[str, Any],
+        *,
+        router: ConversationRouter | None = None,
+        handoff: HandoffHandler | None = None,
+        store: SessionStore | None = None,
+        strategy: Any = None,
+        name: str = "orchestrator",
+        bus: Any = None,
+        timeout_s: float | None = None,
+        delivery: Any = None,
+    ) -> None:
+        self.name = name
+        self.delivery = delivery
+        """Delivery strategy for background results (what async strategies submit to)."""
+        self.agents = dict(agents)
+        self.store = store or SessionStore()
+        self.router = router or ConversationRouter(self.agents, default_agent=next(iter(self.agents)))
+        missing = set(self.router.agents) - set(self.agents)
+        if missing:
+            raise ValueError(f"router names agents that were not given: {sorted(missing)}")
+        self.bus = bus
+        self.handoff = handoff or HandoffHandler(self.agents, self.store, publish=self._publish)
+        self.timeout_s = timeout_s
+        self._strategy = strategy
+        self._session_strategies: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    # -- strategies --------------------------------------------------------------------------
+
+    def set_strategy(self, strategy: Any) -> None:
+        """The runtime-wide strategy (None = route between agents turn by turn)."""
+        with self._lock:
+            self._strategy = strategy
+
+    def set_session_strategy(self, session_id: str, strategy: Any) -> None:
+        """Override the strategy for one session (None removes the override; :attr:`ROUTE`
+        routes that session turn by turn even when a runtime-wide strategy is set)."""
+        with self._lock:
+            if strategy is None:
+                self._session_strategies.pop(session_id, None)
+            else:
+                self._session_strategies[session_id] = strategy
+
+    def strategy_for(self, session_id: str) -> Any:
+        with self._lock:
+            strategy = self._session_strategies.get(session_id, self._strategy)
+        return None if isinstance(strategy, str) and strategy == self.ROUTE else strategy
+
+    # -- the agent protocol -------------------------------------------------------------------
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> TurnResult:
+        return self.handle(task, ctx if ctx is not None else AgentContext())
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        """The agent streaming protocol; the answer arrives as one ``ReplyDelta``."""
+        return one_piece_stream(lambda: self.run(task, ctx), self.name)
+
+    def state(self, session_id: str) -> ConversationState:
+        return self.store.state(session_id)
+
+    # -- one turn ------------------------------------------------------------------------------
+
+    def handle(self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user") -> TurnResult:
+        """Answer one user turn of ``ctx.session_id`` (on the calling thread)."""
+        session = ctx.session_id
+        turn = UserTurn(source=source, session_id=session, text=text, intent=intent)
+        if self.router.is_agent_output(turn):
+            return TurnResult("", "", why="agent-output")
+        strategy = self.strategy_for(session)
+        if strategy is not None:
+            outcome = call_agent(strategy, text, ctx, timeout_s=self.timeout_s)
+            self._reply(session, getattr(strategy, "name", "strategy"), outcome.text, outcome.ok)
+            return TurnResult(
+                outcome.text, outcome.agent, ok=outcome.ok, why="strategy", error=outcome.error, steps=[outcome]
+            )
+
+        self.handoff.begin_turn(session)
+        state = self.store.state(session)
+        decision = self.router.route(turn, state)
+        self._publish(
+            Routed(
+                source=self.name, session_id=session, agent=decision.agent or "", why=decision.why, phase=state.phase
+            )
+        )
+        if decision.agent is None:
+            return TurnResult("", "", why=decision.why, state=state)
+        agent = decision.agent
+
+        def activate(s: ConversationState) -> ConversationState:
+            if s.active_agent != agent:
+                s = s.transition(to_agent=agent, reason=decision.why)
+            return s
+
+        state = self.store.update(session, activate)
+        context, state = state.take_context()
+        self.store.save_state(state)
+        task = f"{context}\n\nUser: {text}" if context else text
+        scratch_key = f"scratch/{agent}"
+        scratch = self.store.get_record(session, scratch_key) or {}
+        outcome = call_agent(
+            self.agents[agent],
+            task,
+            ctx,
+            timeout_s=self.timeout_s,
+            deps={**ctx.deps, HANDOFF_DEP: self.handoff},
+            state=scratch,
+        )
+        self.store.put_record(session, scratch_key, _jsonable(scratch))
+        new_state = self.handoff.commit(session) or self.store.state(session)
+        self._reply(session, agent, outcome.text, outcome.ok)
+        self._observe(text, agent, outcome, ctx)
+        return TurnResult(
+            outcome.text, agent, ok=outcome.ok, why=decision.why, error=outcome.error, state=new_state, steps=[outcome]
+        )
+
+    def cancel_workflow(self, session_id: str, reason: str = "cancelled") -> ConversationState | None:
+        """Cancel the session's open handoff-with-return, keeping the specialist's scratch state."""
+        state = self.store.state(session_id)
+        partial = self.store.get_record(session_id, f"scratch/{state.active_agent}") if state.active_agent else None
+        return self.handoff.cancel_workflow(session_id, partial=partial, reason=reason)
+
+    def resume_workflow(self, session_id: str) -> dict[str, Any] | None:
+        partial = self.handoff.resume_workflow(session_id)
+        state = self.store.state(session_id)
+        if partial is not None and state.active_agent:
+            self.store.put_record(session_id, f"scratch/{state.active_agent}", partial)
+        return partial
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _observe(self, text: str, agent: str, outcome: AgentOutcome, ctx: AgentContext) -> None:
+        sup = self.router.supervisor
+        if sup is None or sup == agent:
+            return
+        note = call_agent(
+            self.agents[sup],
+            f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}",
+            ctx,
+            timeout_s=self.timeout_s,
+        )
+        self._publish(
+            SupervisorObserved(source=sup, session_id=ctx.session_id, supervisor=sup, agent=agent, note=note.text)
+        )
+
+    def _reply(self, session: str, agent: str, text: str, ok: bool) -> None:
+        self._publish(TurnAnswered(source=agent, session_id=session, agent=agent, text=text, ok=ok))
+
+    def _publish(self, event: Any) -> None:
+        if self.bus is not None and not self.bus.closed:
+            self.bus.publish(event)
+
+
+def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
+    """Keep the JSON-serialisable entries of an agent's scratch state (the rest cannot persist)."""
+    out = {}
+    for key, item in value.items():
+        try:
+            json.dumps(item)
+        except (TypeError, ValueError):
+            continue
+        out[str(key)] = item
+    return out

@@ -1,0 +1,344 @@
+"""The handoff protocol: an agent hands the conversation to another agent.
+
+Agents get one tool, ``handoff_conversation(target, reason, summary, next_phase,
+with_return)``. The framework intercepts it (:meth:`HandoffHandler.request`):
+
+* the target is resolved through aliases (case-insensitive); ``"human"`` hands the
+  session to a person (the active agent is cleared and no agent answers until
+  :meth:`HandoffHandler.release_human`); ``"return"`` hands back to the agent that
+  handed off *with return*;
+* it is refused - with a reason the calling agent reads as the tool result and a
+  :class:`~edgevox.orchestration.events.HandoffRejected` event - when the target is
+  unknown, the transition is not allowed, a handoff was already accepted this turn
+  (only one handoff per turn wins), or a handoff with return is still in progress;
+* an accepted handoff is published (:class:`HandoffAccepted`) and applied to the
+  session's :class:`ConversationState` when the turn ends (:meth:`commit`), so the
+  *next* user turn goes to the new agent, which first receives
+  ``"Context from the previous agent: <summary>"``.
+
+Handoff with return pushes the caller on the state's ``return_stack``. Cancelling
+that workflow (:meth:`cancel_workflow`) hands control back to the caller and keeps
+the specialist's partial state under the session id; :meth:`resume_workflow`
+re-activates the specialist with that partial state.
+
+Thread-safety: all methods may be called from any thread; per-session data lives in
+the :class:`SessionStore` and the pending-handoff table is guarded by its lock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from edgevox.orchestration.events import HandoffAccepted, HandoffRejected, PhaseChanged, WorkflowSuspended
+from edgevox.orchestration.routing import HUMAN_KEY
+from edgevox.orchestration.state import ConversationPhase, ConversationState, SessionStore, phase_name
+
+HUMAN = "human"
+RETURN = "return"
+CONTEXT_PREFIX = "Context from the previous agent: "
+SUSPENDED_RECORD = "suspended_workflow"
+
+
+@dataclass(frozen=True)
+class PendingHandoff:
+    from_agent: str
+    to_agent: str | None
+    """Resolved agent name; None for a human."""
+    reason: str
+    summary: str
+    next_phase: str | None
+    with_return: bool
+    returning: bool
+    turn_id: int
+
+
+@dataclass(frozen=True)
+class HandoffResult:
+    ok: bool
+    message: str
+    target: str | None = None
+
+    def as_tool_result(self) -> dict[str, Any]:
+        return {"ok": True, "message": self.message} if self.ok else {"ok": False, "error": self.message}
+
+
+class HandoffHandler:
+    """Validates and applies handoffs for every session of one conversation setup.
+
+    ``agents``: valid targets. ``aliases``: other names for them (e.g. ``"billing"`` ->
+    ``"billing_agent"``). ``allowed_transitions``: ``{from_agent: targets}``; an agent not
+    in the mapping may hand off to anyone (``None`` = no restriction at all).
+    ``phase_of(agent)``: the phase a handoff to ``agent`` moves to when the caller gives
+    no ``next_phase``. ``publish(event)``: where events go (the runtime's bus).
+    """
+
+    def __init__(
+        self,
+        agents: Collection[str],
+        store: SessionStore,
+        *,
+        aliases: Mapping[str, str] | None = None,
+        allowed_transitions: Mapping[str, Collection[str]] | None = None,
+        phase_of: Callable[[str], str | None] | None = None,
+        publish: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.agents = frozenset(agents)
+        self.store = store
+        self.aliases = {k.strip().lower(): v for k, v in (aliases or {}).items()}
+        for alias, target in self.aliases.items():
+            if target not in self.agents and target != HUMAN:
+                raise ValueError(f"handoff alias {alias!r} -> {target!r}: unknown agent; known: {sorted(self.agents)}")
+        self.allowed = (
+            None if allowed_transitions is None else {k: frozenset(v) for k, v in allowed_transitions.items()}
+        )
+        self.phase_of = phase_of or (lambda _agent: None)
+        self._publish = publish or (lambda _event: None)
+        self._pending: dict[str, PendingHandoff] = {}
+
+    # -- resolution ------------------------------------------------------------------------
+
+    def resolve(self, target: str) -> str | None:
+        """The agent name for ``target`` (exact, alias, or case-insensitive), ``"human"``,
+        ``"return"``, or None if unknown."""
+        key = target.strip()
+        if key in self.agents:
+            return key
+        low = key.lower()
+        if low in (HUMAN, RETURN):
+            return low
+        if low in self.aliases:
+            return self.aliases[low]
+        for name in self.agents:
+            if name.lower() == low:
+                return name
+        # Small models often wrap the name in words ("the chef, please"): accept the target
+        # when exactly one known name or alias appears in it as a word.
+        words = set(re.findall(r"[a-z0-9_\-]+", low))
+        found = {n for n in self.agents if n.lower() in words}
+        found |= {t for a, t in self.aliases.items() if a in words}
+        found |= {HUMAN} & words
+        return found.pop() if len(found) == 1 else None
+
+    def valid_targets(self, from_agent: str) -> list[str]:
+        targets = set(self.agents) - {from_agent}
+        if self.allowed is not None and from_agent in self.allowed:
+            targets &= self.allowed[from_agent]
+        return sorted(targets) + [HUMAN]
+
+    # -- the tool call ---------------------------------------------------------------------
+
+    def request(
+        self,
+        *,
+        session_id: str,
+        from_agent: str,
+        target: str,
+        reason: str = "",
+        summary: str = "",
+        next_phase: str | None = None,
+        with_return: bool = False,
+        turn_id: int = 0,
+    ) -> HandoffResult:
+        """Validate a handoff requested by ``from_agent``; record it for :meth:`commit`."""
+        with self.store.lock:
+            state = self.store.state(session_id)
+            resolved = self.resolve(target)
+            refusal, returning = self._check(state, from_agent, target, resolved, with_return)
+            if refusal:
+                self._publish(
+                    HandoffRejected(
+                        source=from_agent,
+                        session_id=session_id,
+                        from_agent=from_agent,
+                        requested_target=target,
+                        reason=refusal,
+                    )
+                )
+                return HandoffResult(False, refusal)
+            if returning:
+                resolved = state.return_stack[-1]
+            to_agent = None if resolved == HUMAN else resolved
+            self._pending[session_id] = PendingHandoff(
+                from_agent, to_agent, reason, summary, phase_name(next_phase) or None, with_return, returning, turn_id
+            )
+        self._publish(
+            HandoffAccepted(
+                source=from_agent,
+                session_id=session_id,
+                from_agent=from_agent,
+                to_agent=to_agent or "",
+                reason=reason,
+                summary=summary,
+                next_phase=phase_name(next_phase),
+                with_return=with_return,
+            )
+        )
+        who = to_agent or "a human operator"
+        return HandoffResult(True, f"Handoff to {who} accepted; {who} takes the next turn.", to_agent or HUMAN)
+
+    def _check(
+        self, state: ConversationState, from_agent: str, target: str, resolved: str | None, with_return: bool
+    ) -> tuple[str, bool]:
+        """("", returning) if allowed, else (reason, False)."""
+        pending = self._pending.get(state.session_id)
+        if pending is not None:
+            return (
+                f"handoff to {target!r} refused: a handoff from {pending.from_agent} to "
+                f"{pending.to_agent or HUMAN} is already in progress this turn (only one handoff per turn)",
+                False,
+            )
+        if resolved is None:
+            return (
+                f"handoff refused: unknown target {target!r}; valid targets: {', '.join(self.valid_targets(from_agent))}",
+                False,
+            )
+        returning = resolved == RETURN or (bool(state.return_stack) and resolved == state.return_stack[-1])
+        if resolved == RETURN and not state.return_stack:
+            return (f"handoff refused: {from_agent} has no agent to return to (no handoff with return is open)", False)
+        if with_return and state.return_stack:
+            return (
+                f"handoff to {target!r} refused: a handoff with return from {state.return_stack[-1]} is still "
+                f"in progress; finish it (target 'return') or cancel it before starting another",
+                False,
+            )
+        if resolved == from_agent:
+            return (f"handoff refused: {from_agent} is already handling this conversation", False)
+        if not returning and resolved != HUMAN and self.allowed is not None and from_agent in self.allowed:
+            if resolved not in self.allowed[from_agent]:
+                allowed = ", ".join(sorted(self.allowed[from_agent])) or "none"
+                return (
+                    f"handoff refused: transition from {from_agent} to {resolved} is not allowed; "
+                    f"allowed targets: {allowed}, {HUMAN}",
+                    False,
+                )
+        return "", returning
+
+    # -- applying --------------------------------------------------------------------------
+
+    def begin_turn(self, session_id: str) -> None:
+        """Forget any handoff left pending from an earlier, aborted turn."""
+        with self.store.lock:
+            self._pending.pop(session_id, None)
+
+    def pending(self, session_id: str) -> PendingHandoff | None:
+        with self.store.lock:
+            return self._pending.get(session_id)
+
+    def commit(self, session_id: str) -> ConversationState | None:
+        """Apply this turn's accepted handoff to the session state (None if there was none)."""
+        with self.store.lock:
+            pending = self._pending.pop(session_id, None)
+            if pending is None:
+                return None
+            before = self.store.state(session_id)
+            stack = before.return_stack
+            if pending.returning:
+                stack = stack[:-1]
+            elif pending.with_return:
+                stack = stack + (pending.from_agent,)
+            phase = pending.next_phase
+            if phase is None and pending.to_agent is None:
+                phase = ConversationPhase.ESCALATION.value
+            if phase is None and pending.to_agent is not None:
+                phase = self.phase_of(pending.to_agent)
+            context = CONTEXT_PREFIX + pending.summary if pending.summary else ""
+            after = before.transition(
+                to_phase=phase,
+                to_agent=pending.to_agent,
+                reason=pending.reason or "handoff",
+                handoff=True,
+                context=context,
+                return_stack=stack,
+            )
+            if pending.to_agent is None:
+                after = after.with_data(**{HUMAN_KEY: True})
+            self.store.save_state(after)
+        self._publish_change(before, after, pending.reason or "handoff")
+        return after
+
+    def release_human(self, session_id: str, *, to_agent: str | None = None, reason: str = "human released") -> None:
+        """End a human takeover; the next turn is routed normally (or to ``to_agent``)."""
+
+        def release(state: ConversationState) -> ConversationState:
+            data = {k: v for k, v in state.data.items() if k != HUMAN_KEY}
+            new = state.transition(to_agent=to_agent, reason=reason)
+            return ConversationState.from_dict({**new.to_dict(), "data": data})
+
+        self.store.update(session_id, release)
+
+    # -- workflows with return --------------------------------------------------------------
+
+    def cancel_workflow(
+        self, session_id: str, *, partial: Mapping[str, Any] | None = None, reason: str = "cancelled"
+    ) -> ConversationState | None:
+        """Cancel the open handoff-with-return: keep the specialist's ``partial`` state under
+        the session id and hand control back to the caller. None if nothing was open."""
+        with self.store.lock:
+            before = self.store.state(session_id)
+            if not before.return_stack or before.active_agent is None:
+                return None
+            caller = before.return_stack[-1]
+            record = {
+                "agent": before.active_agent,
+                "phase": before.phase,
+                "return_to": caller,
+                "partial": dict(partial or {}),
+                "reason": reason,
+            }
+            self.store.put_record(session_id, SUSPENDED_RECORD, record)
+            self._pending.pop(session_id, None)
+            after = before.transition(
+                to_phase=self.phase_of(caller), to_agent=caller, reason=reason, return_stack=before.return_stack[:-1]
+            )
+            self.store.save_state(after)
+        self._publish(
+            WorkflowSuspended(
+                source="handoff",
+                session_id=session_id,
+                workflow=str(record["agent"]),
+                completed_steps=len(record["partial"]),
+                reason=reason,
+            )
+        )
+        self._publish_change(before, after, reason)
+        return after
+
+    def suspended(self, session_id: str) -> dict[str, Any] | None:
+        """The suspended workflow record of this session, if any."""
+        return self.store.get_record(session_id, SUSPENDED_RECORD)
+
+    def resume_workflow(self, session_id: str, *, reason: str = "resumed") -> dict[str, Any] | None:
+        """Re-activate the suspended specialist (with return to its caller); returns its
+        saved partial state, or None if nothing was suspended."""
+        with self.store.lock:
+            record = self.store.get_record(session_id, SUSPENDED_RECORD)
+            if record is None:
+                return None
+            before = self.store.state(session_id)
+            after = before.transition(
+                to_phase=record["phase"],
+                to_agent=record["agent"],
+                reason=reason,
+                context=f"{CONTEXT_PREFIX}resuming an interrupted task; partial state: {record['partial']}",
+                return_stack=before.return_stack + (record["return_to"],),
+            )
+            self.store.save_state(after)
+            self.store.put_record(session_id, SUSPENDED_RECORD, None)
+        self._publish_change(before, after, reason)
+        return record["partial"]
+
+    def _publish_change(self, before: ConversationState, after: ConversationState, reason: str) -> None:
+        self._publish(
+            PhaseChanged(
+                source="handoff",
+                session_id=after.session_id,
+                from_phase=before.phase,
+                to_phase=after.phase,
+                from_agent=before.active_agent or "",
+                to_agent=after.active_agent or "",
+                reason=reason,
+            )
+        )

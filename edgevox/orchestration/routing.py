@@ -1,0 +1,150 @@
+"""Routing: which agent answers an incoming user turn.
+
+Order of decision (first that applies wins):
+
+0. A session handed to a **human** (handoff target "human") goes to no agent.
+1. **Affinity** - the session's active agent keeps the conversation (a handoff
+   changes the active agent; target "human" clears it).
+2. **Rules** in priority order (highest first; ties keep declaration order). A
+   rule matches when *all* its conditions hold (phase, intent, source, custom
+   predicate); unset conditions match anything.
+3. **Default** agent.
+
+Events produced by agents (their ``source`` is an agent name, their kind is
+``agent.*``, or they are :class:`~edgevox.orchestration.events.TurnAnswered`) are never routed: an agent
+must not answer its own, or another agent's, output.
+
+Rejected alternative: scoring all rules and taking the best score - harder to
+predict than "first match in priority order", and a robot operator must be able
+to read a config and know who will answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgevox.orchestration.events import TurnAnswered
+from edgevox.orchestration.state import ConversationPhase, ConversationState, phase_name
+
+HUMAN_KEY = "human_takeover"
+"""``ConversationState.data`` flag set by a handoff to "human": no agent answers until cleared."""
+
+
+def _as_set(value: Any) -> frozenset[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, ConversationPhase)):
+        return frozenset({phase_name(value)})
+    return frozenset(phase_name(v) for v in value)
+
+
+@dataclass(frozen=True)
+class RoutingConditions:
+    """Conditions of one rule; every one that is set must hold (AND).
+
+    ``phase``/``intent``/``source`` take one value or a collection of accepted values.
+    ``predicate(event, state)`` is any custom check.
+    """
+
+    phase: str | Collection[str] | None = None
+    intent: str | Collection[str] | None = None
+    source: str | Collection[str] | None = None
+    predicate: Callable[[Any, ConversationState], bool] | None = None
+
+    def matches(self, *, event: Any, state: ConversationState, intent: str | None) -> bool:
+        phases = _as_set(self.phase)
+        if phases is not None and state.phase not in phases:
+            return False
+        intents = _as_set(self.intent)
+        if intents is not None and (intent is None or intent not in intents):
+            return False
+        sources = _as_set(self.source)
+        if sources is not None and getattr(event, "source", "") not in sources:
+            return False
+        return not (self.predicate is not None and not self.predicate(event, state))
+
+
+@dataclass(frozen=True)
+class RoutingRule:
+    """Send matching turns to ``agent``. Higher ``priority`` is tried first."""
+
+    agent: str
+    conditions: RoutingConditions = field(default_factory=RoutingConditions)
+    priority: int = 0
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.agent}@{self.priority}"
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    agent: str | None
+    """The chosen agent, or None when the turn must not go to an agent."""
+    why: str
+    """``affinity``, ``rule:<name>``, ``default``, ``agent-output``, ``human`` or ``no-agent``."""
+
+
+class ConversationRouter:
+    """Picks the agent for each user turn. Pure and thread-safe: all session data comes in
+    through the ``state`` argument.
+
+    ``supervisor`` names an agent that observes every exchange (see
+    :class:`~edgevox.orchestration.coordinator.Coordinator`); it is never routed to.
+    ``intent_classifier(text) -> str | None`` labels turns whose event carries no intent.
+    """
+
+    def __init__(
+        self,
+        agents: Collection[str],
+        *,
+        rules: Collection[RoutingRule] = (),
+        default_agent: str | None = None,
+        supervisor: str | None = None,
+        affinity: bool = True,
+        intent_classifier: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.agents = frozenset(agents)
+        if not self.agents:
+            raise ValueError("ConversationRouter needs at least one agent name")
+        for rule in rules:
+            if rule.agent not in self.agents:
+                raise ValueError(
+                    f"routing rule {rule.label!r}: unknown agent {rule.agent!r}; known: {sorted(self.agents)}"
+                )
+        if default_agent is not None and default_agent not in self.agents:
+            raise ValueError(f"default_agent {default_agent!r} is not one of {sorted(self.agents)}")
+        if supervisor is not None and supervisor not in self.agents:
+            raise ValueError(f"supervisor {supervisor!r} is not one of {sorted(self.agents)}")
+        # Stable sort: equal priorities keep declaration order.
+        self.rules: tuple[RoutingRule, ...] = tuple(sorted(rules, key=lambda r: -r.priority))
+        self.default_agent = default_agent
+        self.supervisor = supervisor
+        self.affinity = affinity
+        self.intent_classifier = intent_classifier
+
+    def is_agent_output(self, event: Any) -> bool:
+        if isinstance(event, TurnAnswered) or str(getattr(event, "kind", "")).startswith("agent."):
+            return True
+        return getattr(event, "source", "") in self.agents
+
+    def route(self, event: Any, state: ConversationState) -> RouteDecision:
+        """Choose the agent for ``event`` (anything with ``text``/``source``/``intent``)."""
+        if self.is_agent_output(event):
+            return RouteDecision(None, "agent-output")
+        if state.data.get(HUMAN_KEY):
+            return RouteDecision(None, "human")
+        if self.affinity and state.active_agent and state.active_agent in self.agents:
+            return RouteDecision(state.active_agent, "affinity")
+        intent = getattr(event, "intent", None)
+        if intent is None and self.intent_classifier is not None:
+            intent = self.intent_classifier(getattr(event, "text", ""))
+        for rule in self.rules:
+            if rule.conditions.matches(event=event, state=state, intent=intent):
+                return RouteDecision(rule.agent, f"rule:{rule.label}")
+        if self.default_agent is not None:
+            return RouteDecision(self.default_agent, "default")
+        return RouteDecision(None, "no-agent")

@@ -1,0 +1,471 @@
+"""Orchestration strategies: several agents answering as one.
+
+Every strategy is an :class:`Orchestration`: it has a ``name`` and
+``run(task, ctx) -> OrchestrationResult``, so it satisfies the agent protocol and
+can be used wherever an agent can (the voice loop, a workflow, another strategy).
+Custom strategies subclass :class:`Orchestration` and implement :meth:`run`,
+calling agents through :meth:`Orchestration.call`.
+
+* :class:`Pipeline` - agents in order; each receives the user request and the
+  previous agent's answer. Cancelling mid-way keeps the finished steps under the
+  session id; :meth:`Pipeline.resume` continues from the next step.
+* :class:`Swarm` - one agent answers; with ``handoff_conversation`` it may pass
+  the turn to a peer, who answers the same request with the summary as context.
+  The swarm remembers per session who holds the conversation.
+* :class:`Supervisor` - the orchestrator pattern: a supervisor agent
+  (optionally refining the task) has workers do the work, sequentially or in
+  parallel, and answers itself from their results. A worker that fails or times
+  out does not sink the answer: the supervisor answers with what it has and the
+  reply says which worker is missing. ``async_delivery`` answers at once and
+  delivers the final answer later through a delivery strategy.
+* :class:`Loop` - a writer and reviewers: a reviewer approves with "APPROVED";
+  otherwise its feedback goes into the next draft, up to ``max_iterations``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.errors import Cancelled
+from edgevox.orchestration.calls import AgentOutcome, agent_name, call_agent, one_piece_stream
+from edgevox.orchestration.delegation import (
+    ACTIVE,
+    CANCELLED,
+    COMPLETED,
+    DELEGATOR_DEP,
+    FAILED,
+    DelegationHandle,
+    Delegator,
+)
+from edgevox.orchestration.events import WorkflowSuspended
+from edgevox.orchestration.handoff import CONTEXT_PREFIX, HandoffHandler
+from edgevox.orchestration.state import SessionStore
+from edgevox.orchestration.tools import HANDOFF_DEP
+from edgevox.runtime.context import AgentContext
+
+APPROVED = "APPROVED"
+
+
+@dataclass
+class OrchestrationResult(AgentResult):
+    """What a strategy returns: an :class:`AgentResult` (``text``, ``agent``, ``ok``, ``error``)
+    plus ``steps`` (every agent call made) and strategy-specific facts."""
+
+    steps: list[AgentOutcome] = field(default_factory=list)
+    approved: bool | None = None
+    """Loop: whether the reviewers approved the final draft."""
+    iteration: int = 0
+    """Loop: the iteration that produced ``text`` (1-based)."""
+    missing: list[str] = field(default_factory=list)
+    """Supervisor: workers that failed or timed out."""
+    handles: list[Any] = field(default_factory=list)
+    """Supervisor with async delivery: the background handles."""
+
+
+class Orchestration(ABC):
+    """Base class of strategies (and of custom ones). Thread-safe if its agents are."""
+
+    name: str = "orchestration"
+
+    def __init__(
+        self, *, name: str | None = None, timeout_s: float | None = None, store: SessionStore | None = None
+    ) -> None:
+        if name:
+            self.name = name
+        self.timeout_s = timeout_s
+        self._store = store or SessionStore()
+
+    @abstractmethod
+    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
+        """Answer ``task`` for the session ``ctx.session_id``."""
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        """Agent streaming protocol: the whole answer arrives as one ``ReplyDelta``."""
+        return one_piece_stream(lambda: self.run(task, ctx), self.name)
+
+    def call(self, agent: Any, task: str, ctx: AgentContext, **child_fields: Any) -> AgentOutcome:
+        """Run one agent (child context, this strategy's timeout). Raises only ``Cancelled``."""
+        return call_agent(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
+
+    def store_for(self, ctx: AgentContext) -> SessionStore:
+        """Where per-session records live: the context's blackboard, else this strategy's own store."""
+        return SessionStore(ctx.blackboard) if ctx.blackboard is not None else self._store
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def _check_agents(kind: str, agents: Sequence[Any]) -> list[Any]:
+    if not agents:
+        raise ValueError(f"{kind} needs at least one agent")
+    names = [agent_name(a) for a in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{kind}: agent names must be unique, got {names}")
+    return list(agents)
+
+
+class Pipeline(Orchestration):
+    """Agents in order; the last answer is the reply."""
+
+    name = "pipeline"
+
+    def __init__(self, agents: Sequence[Any], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.agents = _check_agents("Pipeline", agents)
+
+    def _record(self) -> str:
+        return f"workflow/{self.name}"
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
+        ctx = ctx if ctx is not None else AgentContext()
+        return self._run_from(task, ctx, [])
+
+    def resume(self, ctx: AgentContext) -> OrchestrationResult | None:
+        """Continue the session's cancelled run from the next step (None if none is kept)."""
+        record = self.store_for(ctx).get_record(ctx.session_id, self._record())
+        if record is None:
+            return None
+        done = [AgentOutcome(s["agent"], s["text"]) for s in record["completed"]]
+        return self._run_from(record["task"], ctx, done)
+
+    def suspended(self, ctx: AgentContext) -> dict[str, Any] | None:
+        return self.store_for(ctx).get_record(ctx.session_id, self._record())
+
+    def _run_from(self, task: str, ctx: AgentContext, done: list[AgentOutcome]) -> OrchestrationResult:
+        store = self.store_for(ctx)
+        steps = list(done)
+        for agent in self.agents[len(done) :]:
+            step_task = task if not steps else f"User request: {task}\n{steps[-1].agent} said: {steps[-1].text}"
+            try:
+                outcome = self.call(agent, step_task, ctx)
+            except Cancelled as exc:
+                record = {"task": task, "completed": [{"agent": s.agent, "text": s.text} for s in steps]}
+                store.put_record(ctx.session_id, self._record(), record)
+                ctx.publish(
+                    WorkflowSuspended(
+                        source=self.name, workflow=self.name, completed_steps=len(steps), reason=exc.reason
+                    )
+                )
+                raise
+            steps.append(outcome)
+            if not outcome.ok:
+                store.put_record(ctx.session_id, self._record(), None)
+                return OrchestrationResult(
+                    steps[-2].text if len(steps) > 1 else "",
+                    ok=False,
+                    agent=outcome.agent,
+                    steps=steps,
+                    error=outcome.error,
+                )
+        store.put_record(ctx.session_id, self._record(), None)
+        return OrchestrationResult(steps[-1].text, agent=steps[-1].agent, steps=steps)
+
+
+class Swarm(Orchestration):
+    """Peers that hand the turn to each other with ``handoff_conversation``."""
+
+    name = "swarm"
+
+    def __init__(
+        self,
+        agents: Sequence[Any],
+        entry: str | None = None,
+        *,
+        max_handoffs: int = 5,
+        aliases: Mapping[str, str] | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        self.agents = {agent_name(a): a for a in _check_agents("Swarm", agents)}
+        self.entry = entry or next(iter(self.agents))
+        if self.entry not in self.agents:
+            raise ValueError(f"Swarm entry {self.entry!r} is not one of {sorted(self.agents)}")
+        self.max_handoffs = max_handoffs
+        self.aliases = dict(aliases or {})
+
+    def handler(self, ctx: AgentContext) -> HandoffHandler:
+        return HandoffHandler(self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish)
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
+        ctx = ctx if ctx is not None else AgentContext()
+        handler = self.handler(ctx)
+        store = handler.store
+        state = store.state(ctx.session_id)
+        current = state.active_agent if state.active_agent in self.agents else self.entry
+        steps: list[AgentOutcome] = []
+        deps = {**ctx.deps, HANDOFF_DEP: handler}
+        for _hop in range(self.max_handoffs + 1):
+            handler.begin_turn(ctx.session_id)
+            state = store.update(
+                ctx.session_id,
+                lambda s, c=current: s if s.active_agent == c else s.transition(to_agent=c, reason="swarm"),
+            )
+            context, state = state.take_context()
+            store.save_state(state)
+            agent_task = f"{context}\n\nUser: {task}" if context else task
+            outcome = self.call(self.agents[current], agent_task, ctx, deps=deps)
+            steps.append(outcome)
+            new_state = handler.commit(ctx.session_id)
+            if new_state is None or not outcome.ok:
+                return OrchestrationResult(outcome.text, ok=outcome.ok, agent=current, steps=steps, error=outcome.error)
+            if new_state.active_agent is None:  # handed to a human
+                return OrchestrationResult(outcome.text, agent=current, steps=steps)
+            current = new_state.active_agent
+        return OrchestrationResult(
+            steps[-1].text,
+            ok=False,
+            agent=current,
+            steps=steps,
+            error=f"more than {self.max_handoffs} handoffs in one turn",
+        )
+
+
+class Supervisor(Orchestration):
+    """A supervisor agent with workers (the orchestrator pattern).
+
+    ``strategy``: ``"sequential"`` (each worker sees the previous workers' results) or
+    ``"parallel"`` (at most ``max_concurrency`` at once). ``auto_delegate=False`` lets the
+    supervisor decide itself, with the ``delegate`` tool, instead of always asking every
+    worker. ``refine_task`` has the supervisor first rewrite the request for the workers.
+    ``async_delivery`` returns an acknowledgement at once and submits the final answer
+    to ``delivery`` (a :class:`~edgevox.orchestration.delivery.DeliveryStrategy`) later.
+    """
+
+    name = "supervisor"
+
+    def __init__(
+        self,
+        supervisor: Any,
+        workers: Sequence[Any],
+        *,
+        strategy: Literal["sequential", "parallel"] = "sequential",
+        auto_delegate: bool = True,
+        refine_task: bool = False,
+        async_delivery: bool = False,
+        delivery: Any = None,
+        max_concurrency: int = 2,
+        max_depth: int = 5,
+        acknowledgement: str = "I'm working on it and will tell you when it's done.",
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        if strategy not in ("sequential", "parallel"):
+            raise ValueError(f"Supervisor strategy {strategy!r}: must be 'sequential' or 'parallel'")
+        if async_delivery and delivery is None:
+            raise ValueError(
+                "Supervisor(async_delivery=True) needs a delivery strategy (Immediate, WaitForIdle, Queued)"
+            )
+        self.supervisor = supervisor
+        self.supervisor_name = agent_name(supervisor)
+        self.workers = {agent_name(w): w for w in _check_agents("Supervisor", workers)}
+        self.strategy = strategy
+        self.auto_delegate = auto_delegate
+        self.refine_task = refine_task
+        self.async_delivery = async_delivery
+        self.delivery = delivery
+        self.acknowledgement = acknowledgement
+        self._threads: set[threading.Thread] = set()
+        self._threads_lock = threading.Lock()
+        self.delegator = Delegator(
+            self.workers, max_depth=max_depth, max_concurrency=max_concurrency, timeout_s=self.timeout_s
+        )
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
+        ctx = ctx if ctx is not None else AgentContext()
+        if not self.async_delivery:
+            return self._answer(task, ctx)
+        return OrchestrationResult(
+            self.acknowledgement, agent=self.supervisor_name, handles=[self._start_async(task, ctx)]
+        )
+
+    def _start_async(self, task: str, ctx: AgentContext) -> DelegationHandle:
+        """Answer on a worker thread (``edgevox-supervisor-async``) in a child context (a safety
+        stop still cancels it) and submit the answer to the delivery strategy."""
+        child = ctx.child()
+        handle = DelegationHandle(id=f"{self.name}-async", agent=self.supervisor_name, status=ACTIVE, _ctx=child)
+
+        def work() -> None:
+            try:
+                result = self._answer(task, child)
+                handle.output, handle.status = result.text, COMPLETED
+                self.delivery.submit(result.text, session_id=ctx.session_id, source=self.name)
+            except Cancelled as exc:
+                handle.status, handle.error = CANCELLED, exc.reason
+            except Exception as exc:  # noqa: BLE001 - reported through the handle and in words
+                handle.status, handle.error = FAILED, f"{type(exc).__name__}: {exc}"
+                self.delivery.submit(
+                    f"Sorry, I could not finish that: {exc}", session_id=ctx.session_id, source=self.name
+                )
+            finally:
+                child.cancel_token.detach()
+                handle._done.set()
+                with self._threads_lock:
+                    self._threads.discard(threading.current_thread())
+
+        thread = threading.Thread(target=work, name="edgevox-supervisor-async", daemon=True)
+        with self._threads_lock:
+            self._threads.add(thread)
+        thread.start()
+        return handle
+
+    def close(self, timeout_s: float = 2.0) -> list[str]:
+        """Wait for async answers and background delegations; names of threads still running."""
+        deadline = time.monotonic() + timeout_s
+        with self._threads_lock:
+            threads = list(self._threads)
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        left = [t.name for t in threads if t.is_alive()]
+        return left + self.delegator.close(max(0.0, deadline - time.monotonic()))
+
+    def _answer(self, task: str, ctx: AgentContext) -> OrchestrationResult:
+        steps: list[AgentOutcome] = []
+        sub_task = task
+        if self.refine_task:
+            refined = self.call(
+                self.supervisor, f"Rewrite this request as one clear task for your workers: {task}", ctx
+            )
+            steps.append(refined)
+            if refined.ok and refined.text.strip():
+                sub_task = refined.text.strip()
+        if not self.auto_delegate:
+            deps = {**ctx.deps, DELEGATOR_DEP: self.delegator}
+            workers = ", ".join(self.workers)
+            final = self.call(self.supervisor, f"{sub_task}\n(You can delegate to: {workers}.)", ctx, deps=deps)
+            steps.append(final)
+            return OrchestrationResult(
+                final.text, ok=final.ok, agent=self.supervisor_name, steps=steps, error=final.error
+            )
+        results = self._run_workers(sub_task, ctx)
+        missing = [r["agent"] for r in results if not r["ok"]]
+        lines = [
+            f"- {r['agent']}: {r['output']}" if r["ok"] else f"- {r['agent']} did not answer ({r['error']})"
+            for r in results
+        ]
+        synthesis = self.call(
+            self.supervisor,
+            f"User request: {task}\nYour workers reported:\n" + "\n".join(lines) + "\nAnswer the user.",
+            ctx,
+        )
+        steps.append(synthesis)
+        text = synthesis.text if synthesis.ok else "\n".join(f"{r['agent']}: {r['output']}" for r in results if r["ok"])
+        if missing:
+            # Say so in words the user hears, whatever the model wrote.
+            text = f"{text} (I could not get an answer from {', '.join(missing)}, so this may be incomplete.)".strip()
+        return OrchestrationResult(
+            text,
+            ok=bool(text),
+            agent=self.supervisor_name,
+            steps=steps,
+            missing=missing,
+            error="" if synthesis.ok else synthesis.error,
+        )
+
+    def _run_workers(self, task: str, ctx: AgentContext) -> list[dict[str, Any]]:
+        names = list(self.workers)
+        if self.strategy == "parallel":
+            results = self.delegator.delegate_parallel([(n, task) for n in names], ctx)
+        else:
+            results = []
+            for n in names:
+                earlier = "".join(f"\n{r['agent']} found: {r['output']}" for r in results if r["ok"])
+                results.append(self.delegator.delegate(n, task + earlier, ctx))
+        return [
+            {**r, "agent": r.get("agent", n), "output": r.get("output", ""), "error": r.get("error", "")}
+            for n, r in zip(names, results, strict=True)
+        ]
+
+
+class Loop(Orchestration):
+    """A writer revised until reviewers approve (``"APPROVED"`` in a review) or ``max_iterations``.
+
+    ``strategy``: ``"all"`` reviewers must approve, ``"any"`` one suffices, ``"majority"``.
+    """
+
+    name = "loop"
+
+    def __init__(
+        self,
+        agent: Any,
+        reviewers: Sequence[Any],
+        *,
+        strategy: Literal["all", "any", "majority"] = "all",
+        max_iterations: int = 3,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        if strategy not in ("all", "any", "majority"):
+            raise ValueError(f"Loop strategy {strategy!r}: must be 'all', 'any' or 'majority'")
+        if max_iterations < 1:
+            raise ValueError(f"Loop max_iterations = {max_iterations}: must be >= 1")
+        self.agent = agent
+        self.reviewers = _check_agents("Loop", reviewers)
+        self.strategy = strategy
+        self.max_iterations = max_iterations
+
+    def _decide(self, votes: list[bool]) -> bool:
+        if self.strategy == "all":
+            return all(votes)
+        if self.strategy == "any":
+            return any(votes)
+        return sum(votes) * 2 > len(votes)
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
+        ctx = ctx if ctx is not None else AgentContext()
+        steps: list[AgentOutcome] = []
+        prompt = task
+        draft = AgentOutcome(agent_name(self.agent), "")
+        for iteration in range(1, self.max_iterations + 1):
+            draft = self.call(self.agent, prompt, ctx)
+            steps.append(draft)
+            if not draft.ok:
+                return OrchestrationResult(
+                    draft.text,
+                    ok=False,
+                    agent=draft.agent,
+                    steps=steps,
+                    error=draft.error,
+                    approved=False,
+                    iteration=iteration,
+                )
+            reviews = [
+                self.call(
+                    r,
+                    f"Request: {task}\nAnswer: {draft.text}\nReply {APPROVED} if the answer is good; otherwise say what to fix.",
+                    ctx,
+                )
+                for r in self.reviewers
+            ]
+            steps.extend(reviews)
+            votes = [r.ok and APPROVED in r.text.upper() for r in reviews]
+            if self._decide(votes):
+                return OrchestrationResult(
+                    draft.text, agent=draft.agent, steps=steps, approved=True, iteration=iteration
+                )
+            feedback = "\n".join(
+                f"- {r.agent}: {r.text if r.ok else 'no review (' + r.error + ')'}"
+                for r, v in zip(reviews, votes, strict=True)
+                if not v
+            )
+            prompt = f"{task}\n\nYour previous answer: {draft.text}\nReviewer feedback:\n{feedback}\nWrite an improved answer."
+        return OrchestrationResult(
+            draft.text, agent=draft.agent, steps=steps, approved=False, iteration=self.max_iterations
+        )
+
+
+__all__ = [
+    "APPROVED",
+    "CONTEXT_PREFIX",
+    "Loop",
+    "Orchestration",
+    "OrchestrationResult",
+    "Pipeline",
+    "Supervisor",
+    "Swarm",
+]

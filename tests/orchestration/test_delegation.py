@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+import threading
+
+from edgevox.orchestration import AgentRegistry, Delegator
+from edgevox.orchestration.events import DelegationFinished, DelegationStarted
+from edgevox.orchestration.tools import delegate
+from edgevox.runtime.context import AgentContext
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_delegation_past_max_depth_gives_the_agent_an_error_result(Scripted):
+    # Every agent delegates to the next one, forever, through the real tool.
+    agents = {}
+    for i in range(8):
+        nxt = f"a{i + 1}"
+        agents[f"a{i}"] = Scripted(
+            f"a{i}", lambda t, c, nxt=nxt, i=i: agents[f"a{i}"].call_tool(delegate, {"agent": nxt, "task": t}, c)
+        )
+    agents["a8"] = Scripted("a8", "bottom")
+    d = Delegator(agents)
+    out = d.delegate("a0", "go", AgentContext(agent_name="root"))
+    # a4 runs at depth 5; its delegation is refused and it reads the error as its tool result.
+    assert [c.depth for c in agents["a4"].contexts] == [5]
+    deepest = agents["a4"].tool_results[-1]
+    assert json.loads(deepest)["ok"] is False
+    assert json.loads(deepest)["error"].startswith("Maximum delegation depth (5) reached")
+    assert agents["a5"].tasks == []
+    assert out["ok"] is True  # each level answered with what it had
+    stats = d.registry.stats()
+    assert stats["completed"] == 5 and stats["active"] == 0
+
+
+def test_registry_tracks_parent_depth_status_children_and_cleans_up():
+    clock = Clock()
+    reg = AgentRegistry(clock=clock)
+    root = reg.register("boss", depth=1, session_id="s")
+    kid = reg.register("worker", parent=root, depth=2, session_id="s")
+    stuck = reg.register("slow", parent=root, depth=2, session_id="s")
+    assert [c.id for c in reg.children(root)] == [kid, stuck]
+    reg.finish(kid, "completed", output="done")
+    reg.finish(root, "failed", error="x")
+    assert reg.get(kid).status == "completed" and reg.get(kid).output == "done" and reg.get(kid).depth == 2
+    assert reg.stats()["active"] == 1 and reg.stats()["max_active_depth"] == 2
+    clock.now += 10
+    assert reg.cleanup(finished_older_than_s=60) == 0
+    assert reg.cleanup(finished_older_than_s=5) == 2
+    assert reg.get(kid) is None and reg.get(stuck) is not None
+    assert reg.cleanup(stale_after_s=5) == 1
+    assert reg.stats()["entries"] == 0 and reg.stats()["total_finished"]["failed"] == 2
+
+
+def test_parallel_delegation_respects_the_concurrency_cap(Scripted):
+    lock = threading.Lock()
+    running = [0]
+    peak = [0]
+    entered = threading.Semaphore(0)
+
+    def work(task, ctx):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        entered.release()
+        with lock:
+            running[0] -= 1
+        return task
+
+    agents = {f"w{i}": Scripted(f"w{i}", work) for i in range(6)}
+    d = Delegator(agents, max_concurrency=2)
+    results = d.delegate_parallel([(n, f"job {n}") for n in agents] + [("ghost", "x")], AgentContext())
+    assert [r.get("output") for r in results[:6]] == [f"job w{i}" for i in range(6)]
+    assert results[6]["ok"] is False and "unknown agent 'ghost'" in results[6]["error"]
+    assert peak[0] <= 2 and d.peak_concurrency <= 2
+
+
+def test_background_delegation_returns_a_handle_to_query_later(Scripted, bus, recorded, of_kind):
+    gate = threading.Event()
+    d = Delegator({"scout": Scripted("scout", lambda t, c: (gate.wait(5), "kitchen is clear")[1])})
+    finished = threading.Event()
+    handle = d.delegate_background(
+        "scout", "check the kitchen", AgentContext(bus=bus, session_id="s"), on_done=lambda h: finished.set()
+    )
+    assert not handle.done and handle.status in ("pending", "active")
+    gate.set()
+    assert finished.wait(5)
+    assert (handle.status, handle.output) == ("completed", "kitchen is clear")
+    assert handle.result() == {"ok": True, "agent": "scout", "output": "kitchen is clear"}
+    assert d.registry.get(handle.id).status == "completed"
+    assert of_kind(recorded, DelegationStarted)[0].background is True
+    assert of_kind(recorded, DelegationFinished)[0].session_id == "s"
+    assert d.close() == []
+
+
+def test_background_delegation_can_be_cancelled(Scripted):
+    d = Delegator({"patrol": Scripted("patrol", lambda t, c: (c.cancel_token.wait(5), "stopped early")[1])})
+    handle = d.delegate_background("patrol", "patrol", AgentContext())
+    handle.cancel("user said stop")
+    assert handle.wait(5) and handle.status == "cancelled"
+    assert d.close() == []
+
+
+def test_unknown_delegate_target_is_an_error_result(Scripted):
+    out = Delegator({"a": Scripted("a")}).delegate("b", "x", AgentContext())
+    assert out == {"ok": False, "error": "unknown agent 'b'; you can delegate to: a"}
