@@ -1,0 +1,99 @@
+"""Bridges that carry the runtime beyond one process: ROS 2, ROS 1 and the bus over Zenoh.
+
+Modules (each imports its engine only when a bridge starts, so ``import edgevox.integrations``
+stays light):
+
+* ``config``        - ``BridgesConfig`` (the YAML ``bridges`` section)
+* ``serialization`` - explicit JSON envelopes for events; echo-loop marks (no pickle)
+* ``zenoh_bridge``  - ``ZenohBridge``: selected event kinds + blackboard requests over Zenoh
+* ``ros_common``    - ``RosBridgeCore``: topics, JSON messages and the skill goal protocol
+* ``ros2``          - ``Ros2Bridge`` (rclpy, own context + MultiThreadedExecutor, or a host node)
+* ``ros1``          - ``Ros1Bridge`` (rospy)
+
+:func:`check_bridges` is what ``edgevox check`` calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edgevox.integrations.config import BridgesConfig
+
+__all__ = ["BridgesConfig", "check_bridges"]
+
+
+def check_bridges(config: Any) -> list[tuple[str, bool, str]]:
+    """For every *enabled* bridge: ``(name, ok, message)`` saying whether it can start here.
+
+    ``config`` is an ``AppConfig`` (its ``bridges`` section is used) or a ``BridgesConfig``.
+    Checks are real but brief: Zenoh opens and closes a session with the configured
+    endpoints (so a taken listen port is reported), ROS 2 initialises and shuts down a
+    private rclpy context, ROS 1 imports rospy and asks the master whether it is online.
+    Runs on the caller's thread; takes well under a second per bridge when things are fine.
+    """
+    bridges = getattr(config, "bridges", config)
+    results: list[tuple[str, bool, str]] = []
+    if bridges.zenoh.enabled:
+        results.append(("zenoh", *_check(_check_zenoh, bridges.zenoh)))
+    if bridges.ros2.enabled:
+        results.append(("ros2", *_check(_check_ros2, bridges.ros2)))
+    if bridges.ros1.enabled:
+        results.append(("ros1", *_check(_check_ros1, bridges.ros1)))
+    return results
+
+
+def _check(fn: Any, cfg: Any) -> tuple[bool, str]:
+    try:
+        return True, fn(cfg)
+    except Exception as exc:  # noqa: BLE001 - every failure is a report line, never a crash of `check`
+        return False, str(exc) or type(exc).__name__
+
+
+def _check_zenoh(cfg: Any) -> str:
+    from edgevox.errors import BridgeError
+    from edgevox.integrations.zenoh_bridge import _import_zenoh, build_zenoh_config
+
+    zenoh = _import_zenoh()
+    try:
+        session = zenoh.open(build_zenoh_config(cfg))
+    except Exception as exc:  # noqa: BLE001 - ZError
+        raise BridgeError(f"cannot open a Zenoh session (listen={cfg.listen}, connect={cfg.connect}): {exc}") from exc
+    session.close()
+    return f"session opens (namespace {cfg.namespace}, mode {cfg.mode}, listen {cfg.listen or '-'}, connect {cfg.connect or '-'})"
+
+
+def _check_ros2(cfg: Any) -> str:
+    from edgevox.integrations.ros2 import import_rclpy
+
+    rclpy = import_rclpy(cfg)
+    from rclpy.context import Context
+    from rclpy.signals import SignalHandlerOptions
+
+    context = Context()
+    rclpy.init(context=context, domain_id=cfg.domain_id, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        domain = context.get_domain_id()
+    finally:
+        context.try_shutdown()
+    import os
+
+    return f"rclpy ready (RMW {os.environ.get('RMW_IMPLEMENTATION')}, domain {domain}, namespace {cfg.namespace})"
+
+
+def _check_ros1(cfg: Any) -> str:
+    import os
+
+    from edgevox.errors import BridgeError
+    from edgevox.integrations.ros1 import import_rospy
+
+    import_rospy(cfg)
+    import rosgraph
+
+    uri = cfg.master_uri or os.environ.get("ROS_MASTER_URI", "http://localhost:11311")
+    try:
+        online = rosgraph.Master("/edgevox_check", master_uri=uri).is_online()
+    except Exception:  # noqa: BLE001 - unreachable host, refused connection
+        online = False
+    if not online:
+        raise BridgeError(f"no ROS master answers at {uri}; start `roscore` or set bridges.ros1.master_uri")
+    return f"ROS master online at {uri}"

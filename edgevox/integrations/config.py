@@ -1,0 +1,259 @@
+"""Typed config of the bridges: the ``bridges`` section of the YAML.
+
+::
+
+    bridges:
+      zenoh:
+        enabled: true
+        namespace: edgevox/robot1
+        listen: ["tcp/127.0.0.1:7447"]
+        publish_kinds: ["voice.transcript", "voice.turn_done"]
+      ros2:
+        enabled: true
+        namespace: /robot1/edgevox
+        qos: {depth: 10, reliability: reliable}
+      ros1:
+        enabled: false
+
+Every model forbids unknown keys (``extra="forbid"``) and uses strict scalars, like
+``edgevox.config.schema``; every field has a description (``docs/config.md`` is
+generated from them). :class:`BridgesConfig` is imported by the main schema; keep
+its name stable.
+
+Importing this module imports neither zenoh nor rclpy nor rospy.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+
+_TOPIC_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+_ROS_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
+_KEY_CHUNK = re.compile(r"^[^*$?#\s/]+$")
+
+PosInt = Annotated[StrictInt, Field(ge=1)]
+PosFloat = Annotated[StrictFloat, Field(gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# --- ROS (shared by ROS 2 and ROS 1) ---------------------------------------------------------
+
+
+def _default_publish() -> dict[str, list[str]]:
+    return {
+        "transcript": ["voice.transcript"],
+        "reply": ["voice.turn_done"],
+        "reply_chunk": ["voice.chunk"],
+        "state": [
+            "voice.speech_started",
+            "voice.turn_started",
+            "voice.interrupted",
+            "voice.stopped",
+            "runtime.agent_state",
+            "bridge.*",
+        ],
+        "events": ["agent.*", "skill.*", "runtime.error"],
+    }
+
+
+def _check_topic(value: str) -> str:
+    if not _TOPIC_NAME.match(value):
+        raise ValueError(f"topic name {value!r}: use letters, digits, '_' and '/' (e.g. 'skill/goal')")
+    return value
+
+
+class RosTopicsConfig(_Model):
+    """Topic names. Relative names are put under the bridge ``namespace``; a name starting with
+    ``/`` is used as is. Every message is ``std_msgs/String``."""
+
+    publish: dict[StrictStr, list[StrictStr]] = Field(
+        default_factory=_default_publish,
+        description="Outgoing: topic name -> event kind patterns (shell wildcards) published on it as `Event.to_dict()` JSON.",
+    )
+    text_input: StrictStr = Field(
+        "text_input", description='Incoming: plain text (or JSON `{"text": ...}`) handled like a typed user turn.'
+    )
+    say: StrictStr = Field("say", description="Incoming: text the robot speaks as is (no LLM).")
+    interrupt: StrictStr = Field(
+        "interrupt",
+        description="Incoming: barge-in; stop speaking and generating now (`control.interrupt`). Data = reason.",
+    )
+    stop: StrictStr = Field(
+        "stop", description="Incoming: safety stop; cancels speech, generation and running skills (`control.stop`)."
+    )
+    skill_goal: StrictStr = Field(
+        "skill/goal", description='Incoming: `{"goal_id": "g1", "skill": "move", "args": {...}}` starts a skill.'
+    )
+    skill_cancel: StrictStr = Field(
+        "skill/cancel", description='Incoming: `{"goal_id": "g1"}` cancels one goal; `{}` cancels every running goal.'
+    )
+    skill_feedback: StrictStr = Field(
+        "skill/feedback", description='Outgoing: `{"goal_id", "skill", "feedback"}` while a goal runs.'
+    )
+    skill_result: StrictStr = Field(
+        "skill/result",
+        description='Outgoing: `{"goal_id", "skill", "status", "result", "error"}`; status: accepted, succeeded, cancelled, failed, rejected.',
+    )
+
+    @field_validator(
+        "text_input", "say", "interrupt", "stop", "skill_goal", "skill_cancel", "skill_feedback", "skill_result"
+    )
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        return _check_topic(value)
+
+    @field_validator("publish")
+    @classmethod
+    def _check_publish(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, kinds in value.items():
+            _check_topic(name)
+            if not kinds:
+                raise ValueError(f"publish[{name!r}]: list at least one event kind pattern, e.g. 'voice.*'")
+        return value
+
+
+class RosQosConfig(_Model):
+    """QoS of every bridge topic."""
+
+    depth: Annotated[StrictInt, Field(ge=1, le=10_000)] = Field(
+        10, description="History depth per topic (ROS 1: the publisher/subscriber `queue_size`)."
+    )
+    reliability: Literal["reliable", "best_effort"] = Field("reliable", description="ROS 2 reliability policy.")
+    durability: Literal["volatile", "transient_local"] = Field(
+        "volatile", description="ROS 2 durability; `transient_local` replays the last `depth` messages to late joiners."
+    )
+
+
+class _RosCommon(_Model):
+    enabled: StrictBool = Field(False, description="Start this bridge with the application.")
+    node_name: StrictStr = Field("edgevox", description="ROS node name (letters, digits and `_`).")
+    namespace: StrictStr = Field("/edgevox", description="Prefix of every relative topic name, e.g. `/robot1/edgevox`.")
+    topics: RosTopicsConfig = Field(default_factory=RosTopicsConfig, description="Topic names.")
+    qos: RosQosConfig = Field(default_factory=RosQosConfig, description="Quality of service of every topic.")
+    max_outbox: PosInt = Field(
+        1000, description="Outgoing messages waiting for the ROS thread; beyond this the oldest are dropped (counted)."
+    )
+    max_concurrent_goals: PosInt = Field(4, description="Skill goals running at once; more are rejected.")
+
+    @field_validator("node_name")
+    @classmethod
+    def _check_node_name(cls, value: str) -> str:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", value):
+            raise ValueError(f"node_name {value!r}: use letters, digits and '_' (no '/' or '-')")
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, value: str) -> str:
+        if not value.startswith("/") or not _ROS_NAMESPACE.match(value):
+            raise ValueError(f"namespace {value!r}: must be absolute, like '/robot1/edgevox'")
+        return value.rstrip("/") or "/"
+
+
+class Ros2BridgeConfig(_RosCommon):
+    """ROS 2 (rclpy) bridge."""
+
+    domain_id: Annotated[StrictInt, Field(ge=0, le=232)] | None = Field(
+        None, description="`ROS_DOMAIN_ID` of the bridge's own rclpy context; null = the environment's (else 0)."
+    )
+    localhost_only: StrictBool = Field(
+        True,
+        description="Limit discovery to this machine (`ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`) unless the environment sets it.",
+    )
+    rmw_implementation: StrictStr = Field(
+        "rmw_fastrtps_cpp",
+        description="`RMW_IMPLEMENTATION` used when the environment names none (the ros-rclpy wheels need one).",
+    )
+    executor_threads: Annotated[StrictInt, Field(ge=2, le=64)] = Field(
+        4,
+        description="Threads of the MultiThreadedExecutor (>= 2, so a cancel is served while a goal message is handled).",
+    )
+
+
+class Ros1BridgeConfig(_RosCommon):
+    """ROS 1 (rospy) bridge."""
+
+    master_uri: StrictStr | None = Field(
+        None, description="`ROS_MASTER_URI`, e.g. `http://localhost:11311`; null = the environment's."
+    )
+    hostname: StrictStr | None = Field(
+        "localhost", description="`ROS_HOSTNAME` advertised to peers; null = the environment's."
+    )
+    init_timeout_s: PosFloat = Field(10.0, description="Seconds `start()` waits for the master before failing.")
+    python_path: StrictStr | None = Field(
+        "/usr/lib/python3/dist-packages",
+        description="Where rospy and its ROS 1 messages live when not importable as is (Debian's python3-rospy); null = never add a path.",
+    )
+
+
+# --- Zenoh -------------------------------------------------------------------------------------
+
+
+class ZenohBridgeConfig(_Model):
+    """Zenoh bus bridge: selected event kinds and blackboard requests cross processes."""
+
+    enabled: StrictBool = Field(False, description="Start the Zenoh bus bridge with the application.")
+    namespace: StrictStr = Field(
+        "edgevox/robot",
+        description="Key prefix of this robot (`<namespace>/events/<kind>`, `<namespace>/blackboard/<key>`); robots with different namespaces never see each other's events.",
+    )
+    mode: Literal["peer", "client"] = Field("peer", description="Zenoh session mode.")
+    listen: list[StrictStr] = Field(
+        default_factory=list, description="Endpoints to listen on, e.g. `tcp/127.0.0.1:7447`."
+    )
+    connect: list[StrictStr] = Field(default_factory=list, description="Endpoints of peers or routers to connect to.")
+    multicast_scouting: StrictBool = Field(
+        False, description="Discover peers by UDP multicast. Off by default: name peers in `connect`."
+    )
+    gossip_scouting: StrictBool = Field(False, description="Learn about peers from other peers.")
+    shared_memory: StrictBool = Field(False, description="Zenoh shared-memory transport (leaves files in /dev/shm).")
+    publish_kinds: list[StrictStr] = Field(
+        default_factory=list,
+        description="Local event kinds (shell patterns, e.g. `voice.transcript`, `agent.*`) sent to peers.",
+    )
+    subscribe_kinds: list[StrictStr] = Field(
+        default_factory=list, description="Event kinds from peers accepted into the local bus; nothing else crosses."
+    )
+    serve_blackboard: StrictBool = Field(
+        True, description="Answer blackboard requests from peers by posting them on this runtime's blackboard."
+    )
+    forward_requests: list[StrictStr] = Field(
+        default_factory=list,
+        description="Blackboard request keys (exact, or a prefix ending in `*`) posted here that peers answer; such keys are never served here, so requests cannot loop.",
+    )
+    request_timeout_s: PosFloat = Field(10.0, description="Default wait for a remote blackboard reply, in seconds.")
+    max_inbox: PosInt = Field(
+        10_000, description="Received events waiting for the local bus; beyond this the oldest are dropped."
+    )
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, value: str) -> str:
+        value = value.strip("/")
+        if not value or not all(_KEY_CHUNK.match(c) for c in value.split("/")):
+            raise ValueError(
+                f"namespace {value!r}: use '/'-separated names without '*', '$', '?', '#' or spaces, e.g. 'edgevox/robot1'"
+            )
+        return value
+
+    @field_validator("listen", "connect")
+    @classmethod
+    def _check_endpoints(cls, value: list[str]) -> list[str]:
+        for endpoint in value:
+            if "/" not in endpoint:
+                raise ValueError(f"endpoint {endpoint!r}: expected '<proto>/<address>', e.g. 'tcp/127.0.0.1:7447'")
+        return value
+
+
+class BridgesConfig(_Model):
+    """Bridges that carry the bus beyond this process; each is off unless `enabled: true`."""
+
+    ros2: Ros2BridgeConfig = Field(default_factory=Ros2BridgeConfig, description="ROS 2 (rclpy) bridge.")
+    ros1: Ros1BridgeConfig = Field(default_factory=Ros1BridgeConfig, description="ROS 1 (rospy) bridge.")
+    zenoh: ZenohBridgeConfig = Field(default_factory=ZenohBridgeConfig, description="Zenoh bus bridge.")

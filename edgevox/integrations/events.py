@@ -1,0 +1,39 @@
+"""Events the bridges publish on the local bus (topics ``bridge.*``).
+
+They say what happened to a bridge's link, so agents and the voice loop can react
+(e.g. say "I lost contact with the base station") without knowing about Zenoh or ROS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from edgevox.runtime.events import Event
+
+
+@dataclass(kw_only=True)
+class BridgeStateEvent(Event):
+    """A bridge started, stopped or failed. ``state``: started, stopped, failed."""
+
+    kind: ClassVar[str] = "bridge.state"
+    bridge: str = ""
+    """``zenoh``, ``ros2`` or ``ros1``."""
+    state: str = ""
+    detail: str = ""
+    """Where it listens/connects, or the error."""
+
+
+@dataclass(kw_only=True)
+class BridgePeerEvent(Event):
+    """Another process's bridge in the same namespace appeared or went away.
+
+    ``state``: ``joined`` or ``left``. A peer that crashes is reported ``left`` when its
+    transport times out (Zenoh lease, ~10 s by default); a clean stop is reported at once.
+    """
+
+    kind: ClassVar[str] = "bridge.peer"
+    bridge: str = ""
+    peer: str = ""
+    """The peer bridge's id."""
+    state: str = ""

@@ -1,0 +1,104 @@
+"""The second process of the ROS 2 bridge test (run by test_ros2_bridge.py, not collected).
+
+A plain rclpy client, knowing nothing of edgevox: it waits until the bridge's topics are
+matched, then
+
+1. publishes text on ``text_input`` and prints ``REPLY <json>`` from the ``reply`` topic,
+2. starts the ``patrol`` skill on ``skill/goal``, prints ``FEEDBACK <json>`` once it runs,
+3. publishes on ``stop`` while the goal runs and prints ``RESULT <json>`` from ``skill/result``.
+
+Any timeout prints ``TIMEOUT <what>`` and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import sys
+import time
+
+os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+
+import rclpy  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.signals import SignalHandlerOptions  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--namespace", required=True)
+    args = parser.parse_args()
+    ns = args.namespace
+
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("edgevox_test_client")
+    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    inbox: queue.Queue[tuple[str, str]] = queue.Queue()
+    pubs = {name: node.create_publisher(String, f"{ns}/{name}", qos) for name in ("text_input", "stop", "skill/goal")}
+    subs = [
+        node.create_subscription(String, f"{ns}/{name}", lambda m, _n=name: inbox.put((_n, m.data)), qos)
+        for name in ("reply", "skill/feedback", "skill/result")
+    ]
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+
+    def spin_until(predicate, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            executor.spin_once(timeout_sec=0.05)
+        return predicate()
+
+    def send(name: str, data: str) -> None:
+        msg = String()
+        msg.data = data
+        pubs[name].publish(msg)
+
+    def receive(name: str, predicate, timeout_s: float = 15.0):
+        found = []
+
+        def check() -> bool:
+            while not inbox.empty():
+                topic, data = inbox.get_nowait()
+                if topic == name and predicate(json.loads(data)):
+                    found.append(data)
+            return bool(found)
+
+        return found[0] if spin_until(check, timeout_s) else None
+
+    matched = spin_until(
+        lambda: (
+            all(p.get_subscription_count() > 0 for p in pubs.values())
+            and all(s.get_publisher_count() > 0 for s in subs)
+        ),
+        30.0,
+    )
+    if not matched:
+        print("TIMEOUT discovery", flush=True)
+        return 1
+
+    send("text_input", "hello robot")
+    reply = receive("reply", lambda m: m.get("kind") == "agent.reply")
+    print(f"REPLY {reply}" if reply else "TIMEOUT reply", flush=True)
+
+    send("skill/goal", json.dumps({"goal_id": "g1", "skill": "patrol", "args": {"laps": 100000}}))
+    feedback = receive("skill/feedback", lambda m: m["goal_id"] == "g1" and m["status"] == "running")
+    print(f"FEEDBACK {feedback}" if feedback else "TIMEOUT feedback", flush=True)
+
+    send("stop", "e-stop from client")
+    result = receive("skill/result", lambda m: m["goal_id"] == "g1")
+    print(f"RESULT {result}" if result else "TIMEOUT result", flush=True)
+
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown()
+    return 0 if reply and feedback and result else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The ROS 1 bridge against a real Debian ``roscore``, runtime and client in separate processes.
+
+ROS 1 and ROS 2 messages cannot share an interpreter (both ship ``std_msgs``), and this
+test process may have loaded rclpy, so the runtime runs in ``ros1_host.py`` (our Python,
+rospy from Debian's dist-packages) and the client in ``ros1_client.py`` (Debian's python3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import HERE, PYTHON, free_port  # noqa: E402
+
+pytestmark = pytest.mark.ros1
+
+ROSCORE = shutil.which("roscore")
+DEBIAN_PYTHON = "/usr/bin/python3"
+if ROSCORE is None or not Path("/usr/lib/python3/dist-packages/rospy").is_dir():
+    pytest.skip(
+        "ROS 1 is not installed: apt-get install -y ros-core python3-rospy python3-rosmaster python3-std-msgs",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture
+def roscore(tmp_path):
+    port = free_port()
+    env = dict(
+        os.environ, ROS_HOSTNAME="localhost", ROS_HOME=str(tmp_path / "ros_home"), ROS_LOG_DIR=str(tmp_path / "ros_log")
+    )
+    env.pop("PYTHONPATH", None)
+    env["ROS_MASTER_URI"] = f"http://localhost:{port}"
+    proc = subprocess.Popen([ROSCORE, "-p", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    yield env
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
+def test_ros1_client_gets_replies_and_stops_a_running_skill(roscore, child_process):
+    host = child_process([PYTHON, str(HERE / "ros1_host.py")], env=roscore)  # waits for the master itself
+    host.expect("READY", timeout_s=60)
+    client_env = dict(roscore, PYTHONPATH="")  # Debian's python3 with its own rospy; nothing of ours
+    client = child_process(
+        [DEBIAN_PYTHON, str(HERE / "ros1_client.py"), "--namespace", "/test/edgevox"], env=client_env
+    )
+
+    reply = json.loads(client.expect("REPLY ", timeout_s=60)[len("REPLY ") :])
+    assert (reply["kind"], reply["text"]) == ("agent.reply", "you said: hello robot")
+    feedback = json.loads(client.expect("FEEDBACK ")[len("FEEDBACK ") :])
+    assert feedback["skill"] == "patrol" and feedback["feedback"]["lap"] >= 0
+    result = json.loads(client.expect("RESULT ")[len("RESULT ") :])
+    assert result["status"] == "cancelled" and "e-stop from client" in result["error"]
+    assert client.wait() == 0
+
+    host.send("quit")
+    assert json.loads(host.expect("STOPS ")[len("STOPS ") :]) == ["e-stop from client"]
+    assert host.expect("CANCELLED ") == "CANCELLED True"
+    assert host.expect("DONE ") == "DONE clean=True"
+    assert host.wait() == 0
+
+
+def test_no_master_is_a_bridge_error_not_a_hang(tmp_path, child_process):
+    script = (
+        "from edgevox.integrations.config import Ros1BridgeConfig\n"
+        "from edgevox.integrations.ros1 import Ros1Bridge\n"
+        "from edgevox.runtime.bus import EventBus\n"
+        "from edgevox.errors import BridgeError\n"
+        f"cfg = Ros1BridgeConfig(enabled=True, master_uri='http://localhost:{free_port()}', init_timeout_s=1.0)\n"
+        "try:\n"
+        "    Ros1Bridge(EventBus(), cfg).start()\n"
+        "except BridgeError as exc:\n"
+        "    print('ERROR', exc, flush=True)\n"
+    )
+    child = child_process([PYTHON, "-c", script], env={"ROS_LOG_DIR": str(tmp_path), "ROS_HOME": str(tmp_path)})
+    line = child.expect("ERROR ", timeout_s=30)
+    assert "no ROS master answers at http://localhost:" in line and "roscore" in line
+    assert child.wait() == 0

@@ -1,0 +1,175 @@
+"""The ROS 2 bridge with real rclpy (ros-rclpy wheels): a second process talks to the runtime.
+
+Discovery is limited to this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST) and each
+test uses its own ROS_DOMAIN_ID, so parallel runs do not see each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+from conftest import HERE, PYTHON  # noqa: E402
+
+pytestmark = pytest.mark.ros2
+
+try:
+    import rclpy  # noqa: F401
+except ImportError as exc:  # the wheels are a CI install; without them there is no ROS 2 here
+    pytest.skip(
+        f"ros-rclpy is not installed ({exc}): pip install ros-rclpy ros-std-msgs ros-rmw-fastrtps-cpp",
+        allow_module_level=True,
+    )
+
+from edgevox.agents.events import AgentReply  # noqa: E402
+from edgevox.agents.skills import GoalHandle, skill  # noqa: E402
+from edgevox.errors import Cancelled  # noqa: E402
+from edgevox.integrations.config import Ros2BridgeConfig  # noqa: E402
+from edgevox.integrations.ros2 import Ros2Bridge  # noqa: E402
+from edgevox.runtime.bus import EventBus  # noqa: E402
+from edgevox.runtime.context import AgentContext  # noqa: E402
+from edgevox.runtime.events import StopEvent  # noqa: E402
+
+
+class EchoAgent:
+    """Deterministic scripted agent: replies 'you said: <text>'."""
+
+    name = "echo"
+
+    def run(self, task: str, ctx: AgentContext) -> str:
+        reply = f"you said: {task}"
+        ctx.publish(AgentReply(agent=self.name, text=reply))
+        return reply
+
+
+@pytest.fixture
+def ros_env(monkeypatch, tmp_path):
+    domain = 100 + os.getpid() % 100  # unique per test process; LOCALHOST range keeps it on this machine
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_LOG_DIR", str(tmp_path / "ros_log"))
+    monkeypatch.setenv("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    return domain
+
+
+def test_second_process_gets_replies_and_stops_a_running_skill(ros_env, child_process):
+    bus = EventBus("ros2-test")
+    ctx = AgentContext(bus=bus, agent_name="echo")
+    agent = EchoAgent()
+    body_cancelled = threading.Event()
+
+    @skill
+    def patrol(laps: int, goal: GoalHandle) -> str:
+        """Drive patrol laps.
+
+        Args:
+            laps: how many laps
+        """
+        try:
+            for lap in range(laps):
+                goal.publish_feedback({"lap": lap})
+                goal.sleep(0.05)
+        except Cancelled:
+            body_cancelled.set()
+            raise
+        return "patrolled"
+
+    stops = []
+    bus.subscribe(StopEvent, stops.append)
+    config = Ros2BridgeConfig(
+        enabled=True,
+        namespace="/test/edgevox",
+        domain_id=ros_env,
+        topics={"publish": {"reply": ["agent.reply"], "events": ["agent.*"]}},
+    )
+    bridge = Ros2Bridge(bus, config, on_text=lambda text: agent.run(text, ctx), skills=[patrol], ctx=ctx).start()
+    try:
+        client = child_process([PYTHON, str(HERE / "ros2_client.py"), "--namespace", "/test/edgevox"])
+        reply = json.loads(client.expect("REPLY ", timeout_s=60)[len("REPLY ") :])
+        assert (reply["kind"], reply["text"], reply["agent"]) == ("agent.reply", "you said: hello robot", "echo")
+
+        feedback = json.loads(client.expect("FEEDBACK ")[len("FEEDBACK ") :])
+        assert feedback["skill"] == "patrol" and feedback["feedback"]["lap"] >= 0
+
+        result = json.loads(client.expect("RESULT ")[len("RESULT ") :])
+        assert result["status"] == "cancelled" and result["goal_id"] == "g1"
+        assert "e-stop from client" in result["error"]
+        assert body_cancelled.is_set()  # the body itself was interrupted mid-run, not left running
+        assert [s.reason for s in stops] == ["e-stop from client"]
+        assert client.wait() == 0
+        assert bridge.core.running_goals == []
+    finally:
+        assert bridge.stop()
+        bus.close()
+
+
+def test_unknown_skill_and_bad_arguments_are_rejected_with_a_reason(ros_env):
+    bus = EventBus()
+
+    @skill
+    def wave(times: int) -> str:
+        """Wave.
+
+        Args:
+            times: how often
+        """
+        return "waved" * times
+
+    bridge = Ros2Bridge(bus, Ros2BridgeConfig(enabled=True, domain_id=ros_env), skills=[wave])
+    results = []
+    bridge.core._post = lambda topic, data: results.append((topic, json.loads(data)))  # observe the outbox
+    bridge.start()
+    try:
+        bridge.core.handle("/edgevox/skill/goal", json.dumps({"goal_id": "a", "skill": "fly"}))
+        bridge.core.handle("/edgevox/skill/goal", json.dumps({"goal_id": "b", "skill": "wave", "args": {"times": "x"}}))
+        bridge.core.handle("/edgevox/skill/goal", "not json")
+        assert (
+            results[0][1]["status"] == "rejected"
+            and "unknown skill 'fly'; known skills: wave" in results[0][1]["error"]
+        )
+        assert results[1][1]["status"] == "rejected" and "times" in results[1][1]["error"]
+        assert bridge.core.bad_messages == 1
+    finally:
+        assert bridge.stop()
+        bus.close()
+
+
+def test_hosted_in_an_existing_node(ros_env):
+    """The documented way to embed: pass your node; you keep spinning it."""
+    from rclpy.context import Context
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+    from std_msgs.msg import String
+
+    context = Context()
+    rclpy.init(context=context, domain_id=ros_env, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("host", namespace="/host", context=context)
+    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    executor.add_node(node)
+    spin = threading.Thread(target=executor.spin, name="host-spin")
+    spin.start()
+    bus = EventBus()
+    ctx = AgentContext(bus=bus, agent_name="echo")
+    got = threading.Event()
+    texts = []
+    listener = node.create_subscription(String, "/host/edgevox/reply", lambda m: (texts.append(m.data), got.set()), 10)
+    bridge = Ros2Bridge(
+        bus,
+        Ros2BridgeConfig(enabled=True, namespace="/host/edgevox", topics={"publish": {"reply": ["agent.reply"]}}),
+        node=node,
+    ).start()
+    try:
+        EchoAgent().run("ping", ctx)  # published on the bus from this (non-ROS) thread
+        assert got.wait(10)
+        assert json.loads(texts[0])["text"] == "you said: ping"
+        assert bridge.node is node
+    finally:
+        assert bridge.stop()
+        node.destroy_subscription(listener)
+        executor.shutdown()
+        spin.join(5)
+        node.destroy_node()
+        context.try_shutdown()
+        bus.close()
