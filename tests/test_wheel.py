@@ -33,8 +33,9 @@ def test_the_wheel_contains_the_configs_and_every_package(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (wheel,) = out.glob("edgevox-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for config in (REPO / "configs").glob("*.yaml"):
-        assert f"edgevox/configs/{config.name}" in names, f"{config.name} is missing from the wheel"
+    for config in (REPO / "configs").rglob("*.yaml"):
+        rel = config.relative_to(REPO / "configs").as_posix()
+        assert f"edgevox/configs/{rel}" in names, f"configs/{rel} is missing from the wheel"
     for data in (REPO / "edgevox" / "data").glob("*"):
         assert f"edgevox/data/{data.name}" in names, f"data file {data.name} is missing from the wheel"
     packages = {p.parent.relative_to(REPO).as_posix() for p in (REPO / "edgevox").rglob("*.py")}
