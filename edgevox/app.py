@@ -36,8 +36,10 @@ import numpy as np
 
 from edgevox.config import build as wiring
 from edgevox.config.schema import AppConfig
-from edgevox.errors import AudioDeviceError, ConfigError, EdgeVoxError, EngineError, LifecycleError
+from edgevox.errors import AudioDeviceError, EdgeVoxError, EngineError, LifecycleError
 from edgevox.runtime.bus import EventBus
+from edgevox.runtime.events import InterruptEvent, StopEvent
+from edgevox.runtime.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -72,29 +74,42 @@ class AppStopReport:
 
 
 class App:
-    """A built application. Create with :meth:`build`; ``start()``, then ``stop()``."""
+    """A built application. Create with :meth:`build`; ``start()``, then ``stop()``.
+
+    ``runtime`` owns the bus, blackboard, supervisor and agent pool; ``agents`` are every
+    configured agent and workflow by name; ``agent`` answers the user's turns (the main
+    agent, or the orchestration :class:`~edgevox.orchestration.coordinator.Coordinator`
+    when ``orchestration.strategy`` is not ``single``).
+    """
 
     def __init__(
         self,
         config: AppConfig,
         *,
-        bus: EventBus,
-        blackboard: Any,
+        runtime: Runtime,
         engines: Engines,
         agents: dict[str, Any],
+        agent: Any,
         loop: Any,
         background: list[Any],
         bridges: list[tuple[str, Any]],
+        delivery: Any = None,
+        voice_activity: Any = None,
     ) -> None:
         self.config = config
-        self.bus = bus
-        self.blackboard = blackboard
+        self.runtime = runtime
+        self.bus = runtime.bus
+        self.blackboard = runtime.blackboard
+        self.pool = runtime.pool
         self.engines = engines
         self.agents = agents
-        self.agent = agents[config.main_agent]
+        self.agent = agent
         self.loop = loop
         self.background = background
         self.bridges = bridges
+        self.delivery = delivery
+        """The :class:`~edgevox.orchestration.delivery.DeliveryWorker` speaking background results."""
+        self.voice_activity = voice_activity
         self.stop_report = AppStopReport()
         self._state = "built"
         self._observers: list[Any] = []
@@ -104,13 +119,6 @@ class App:
     @classmethod
     def build(cls, config: AppConfig, *, on_progress: Progress | None = None, engines: Engines | None = None) -> App:
         """Load the engines and build every part (caller's thread; loading models takes seconds)."""
-        orchestration = getattr(config.orchestration, "strategy", "single")
-        if orchestration != "single" and type(config.orchestration).__module__ == "edgevox.config.schema":
-            # The fallback section validates but nothing runs it yet: refuse rather than ignore.
-            raise ConfigError(
-                f"orchestration.strategy = {orchestration!r}: not available in this build "
-                "(edgevox.orchestration.config is missing); use 'single'"
-            )
         given = engines or Engines()
         step = _Steps(on_progress)
         text_in = config.audio.input.source == "text"
@@ -136,26 +144,68 @@ class App:
             else wiring.make_audio_out(config.audio.output, built.tts.sample_rate_hz)
         )
         agents = step("agents", lambda: wiring.make_agents(config, built.llm))
-        bus = EventBus(config.name)
-        from edgevox.runtime.blackboard import Blackboard
+        runtime = Runtime(config.name, max_concurrency=config.pool.max_concurrency)
+        try:
+            return cls._assemble(config, runtime, built, agents, text_in=text_in, step=step)
+        except BaseException:
+            runtime.stop(1.0)
+            _close_agents(agents, 1.0)
+            raise
 
-        blackboard = Blackboard()
-        background = [wiring.make_background_agent(bg, agents) for bg in config.background_agents]
-        loop = cls._make_loop(config, bus, built, VoiceAgent(agents[config.main_agent]), text_in=text_in)
-        skills = [t for t in getattr(agents[config.main_agent], "tools", ()) or () if getattr(t, "is_skill", False)]
-        bridges = wiring.make_bridges(config.bridges, bus, blackboard, on_text=loop.submit_text, skills=skills)
-        warm = getattr(agents[config.main_agent], "warmup", None)
+    @classmethod
+    def _assemble(
+        cls, config: AppConfig, runtime: Runtime, built: Engines, agents: dict[str, Any], *, text_in: bool, step: Any
+    ) -> App:
+        """Everything after the engines: pool, background agents, orchestration, loop, bridges."""
+        for name in config.pool.agents or list(agents):
+            runtime.pool.register(_Named(name, agents[name]))
+        background = [wiring.start_background_agent(bg, agents, runtime.pool) for bg in config.background_agents]
+        main = agents[config.main_agent]
+        answering: Any = main
+        voice_activity = delivery = None
+        speak = _LateSpeaker()
+        orchestration = config.orchestration
+        if orchestration.strategy != "single" or orchestration.sessions or orchestration.conversation is not None:
+            from edgevox.orchestration import build_orchestration
+            from edgevox.orchestration.delivery import DeliveryWorker, VoiceActivityState
+
+            voice_activity = VoiceActivityState()
+            answering = build_orchestration(
+                orchestration,
+                agents,
+                main_agent=config.main_agent,
+                bus=runtime.bus,
+                blackboard=runtime.blackboard,
+                sink=speak,
+                voice=voice_activity,
+            )
+            delivery = DeliveryWorker(answering.delivery, voice=voice_activity)
+        loop = cls._make_loop(config, runtime.bus, built, VoiceAgent(answering), text_in=text_in)
+        speak.loop = loop
+        bridges = wiring.make_bridges(
+            config.bridges,
+            runtime.bus,
+            runtime.blackboard,
+            on_text=loop.submit_text,
+            on_say=loop.say,
+            skills=list(getattr(main, "skills", {}).values()),
+            executor=getattr(main, "executor", None) if getattr(main, "skills", None) else None,
+            ctx=runtime.pool.make_ctx(agent_name=config.main_agent),
+        )
+        warm = getattr(main, "warmup", None)
         if callable(warm):
             step("prompt cache", warm)
         return cls(
             config,
-            bus=bus,
-            blackboard=blackboard,
+            runtime=runtime,
             engines=built,
             agents=agents,
+            agent=answering,
             loop=loop,
             background=background,
             bridges=bridges,
+            delivery=delivery,
+            voice_activity=voice_activity,
         )
 
     @staticmethod
@@ -204,24 +254,43 @@ class App:
         self._observers.append(self.bus.add_observer(fn))
 
     def start(self) -> None:
-        """Start background agents, bridges and the voice loop (devices open here); returns."""
+        """Start the runtime (background agents), bridges, delivery and the voice loop; returns."""
         if self._state != "built":
             raise LifecycleError(f"App.start(): the app is {self._state}; build a new App to start again")
         self._state = "starting"
         try:
-            for agent in self.background:
-                agent.start(bus=self.bus)
+            self.runtime.start()
             for _name, bridge in self.bridges:
                 bridge.start()
+            if self.voice_activity is not None:
+                self.voice_activity.attach(self.bus)
+            if self.delivery is not None:
+                self.delivery.start()
             self.loop.start()
+            self._observers.append(self.bus.subscribe((StopEvent, InterruptEvent), self._external_control))
         except BaseException:
             self.stop(timeout_s=self.config.runtime.shutdown_timeout_s)
             raise
         self._state = "running"
 
+    def _external_control(self, event: Any) -> None:
+        """A stop or interrupt published by someone else (a ROS topic, a Zenoh peer, a
+        background agent watching a bumper) acts on the voice loop like a spoken one.
+        Runs on the publisher's thread; the loop's own events are ignored (no echo)."""
+        if event.source == self.loop.name or not self.loop.running:
+            return
+        if isinstance(event, StopEvent):
+            self.loop.safety_stop(reason=event.reason or f"stop from {event.source}", text=event.text)
+        else:
+            self.loop.interrupt()
+
     def submit_text(self, text: str) -> int:
         """A typed user turn (the safety stop is checked first). Returns its turn id."""
         return self.loop.submit_text(text)
+
+    def say(self, text: str) -> int:
+        """Speak ``text`` as the robot, after any turn in progress. Returns its turn id."""
+        return self.loop.say(text)
 
     def wait_idle(self, timeout_s: float | None) -> bool:
         """Block until nothing is queued, running or playing; True if idle in time."""
@@ -236,7 +305,12 @@ class App:
         return self.loop.wait_idle(0.0)
 
     def stop(self, timeout_s: float = 2.0) -> bool:
-        """Stop everything within ``timeout_s`` in total; True when every thread finished."""
+        """Stop everything within ``timeout_s`` in total; True when every thread finished.
+
+        Order: the voice loop (no new turns), delivery, bridges, orchestration and agents'
+        skill workers, then the runtime (background agents, blackboard, bus). Whatever
+        had to be abandoned is listed in :attr:`stop_report`.
+        """
         if self._state in ("stopped", "new"):
             return self.stop_report.clean
         self._state = "stopping"
@@ -248,22 +322,62 @@ class App:
 
         report = self.loop.stop(timeout_s=left())
         abandoned += list(getattr(report, "abandoned_threads", []))
-        for agent in self.background:
-            if not agent.stop(left()):
-                abandoned.append(f"background agent {getattr(agent, 'name', agent)!r}")
+        if self.delivery is not None and not self.delivery.stop(left()):
+            abandoned.append("delivery worker")
+        if self.voice_activity is not None:
+            self.voice_activity.detach()
         for name, bridge in self.bridges:
             try:
                 if bridge.stop(left()) is False:
                     abandoned.append(f"bridge {name}")
             except EdgeVoxError as exc:
                 abandoned.append(f"bridge {name} ({exc})")
+        close = getattr(self.agent, "close", None)
+        if self.agent is not self.agents.get(self.config.main_agent) and callable(close):
+            abandoned += close(left()) or []
+        abandoned += _close_agents(self.agents, left())
         for obs in self._observers:
             obs.close()
-        self.blackboard.close(left())
-        abandoned += self.bus.close(left())
+        abandoned += self.runtime.stop(left()).abandoned
         self.stop_report = AppStopReport(abandoned)
         self._state = "stopped"
         return self.stop_report.clean
+
+
+class _Named:
+    """Registers an agent in the pool under its config name (workflows may lack ``name``)."""
+
+    def __init__(self, name: str, agent: Any) -> None:
+        self.name = name
+        self.agent = agent
+
+    def run(self, task: Any, ctx: Any) -> Any:
+        return self.agent.run(task, ctx)
+
+
+class _LateSpeaker:
+    """Delivery sink: speaks delivered results through the voice loop (set once it exists)."""
+
+    loop: Any = None
+
+    def __call__(self, items: list[Any]) -> None:
+        text = " ".join(i.text.strip() for i in items if i.text.strip())
+        if text and self.loop is not None and self.loop.running:
+            self.loop.say(text)
+
+
+def _close_agents(agents: dict[str, Any], timeout_s: float) -> list[str]:
+    """Close every agent that has ``close`` (LLM agents' skill workers); names of the unclean."""
+    out: list[str] = []
+    for name, agent in agents.items():
+        close = getattr(agent, "close", None)
+        if callable(close):
+            try:
+                if close(timeout_s) is False:
+                    out.append(f"agent {name!r} skill workers")
+            except Exception as exc:  # noqa: BLE001 - one agent's failure must not stop the shutdown
+                out.append(f"agent {name!r} ({exc!r})")
+    return out
 
 
 class VoiceAgent:

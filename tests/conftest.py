@@ -9,6 +9,7 @@ Session-scoped fixtures must not own edgevox threads (they would look leaked).
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 
@@ -29,6 +30,19 @@ def leaked_threads(before: set[threading.Thread], grace_s: float = GRACE_S) -> l
         if thread is not threading.current_thread():
             thread.join(max(0.0, deadline - time.monotonic()))
     return sorted(t.name for t in _edgevox_threads() - before)
+
+
+@pytest.fixture(scope="session")
+def real_llm():
+    """The embedded SmolLM2-135M through the real llama.cpp adapter, shared by the suite.
+    Fails (never skips) if we ship it broken; skips only where llama-cpp-python is absent."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed here (pip install 'edgevox[llm]')")
+    from edgevox.engines.llm_llama_cpp import LlamaCppLLM
+
+    llm = LlamaCppLLM()
+    yield llm
+    llm.close()
 
 
 @pytest.fixture(autouse=True)

@@ -154,8 +154,10 @@ def make_audio_out(cfg: AudioOutputConfig, sample_rate_hz: int, *, realtime_file
 def resolve_tools(refs: Iterable[str], *, where: str) -> list[Any]:
     """Import tool references; a reference may name one tool or a list/tuple of tools.
 
-    Plain functions are turned into tools with :func:`edgevox.agents.tools.build_tool`.
+    Plain functions are turned into tools with :func:`edgevox.agents.tools.build_tool`;
+    ``@tool`` and ``@skill`` objects are kept as they are.
     """
+    from edgevox.agents.skills import Skill
     from edgevox.agents.tools import Tool, build_tool
 
     out: list[Any] = []
@@ -163,7 +165,7 @@ def resolve_tools(refs: Iterable[str], *, where: str) -> list[Any]:
         obj = import_ref(ref, where=f"{where}.{i}")
         items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
         for item in items:
-            if isinstance(item, Tool):
+            if isinstance(item, (Tool, Skill)):  # a @skill stays a skill: cancellable, with a goal handle
                 out.append(item)
             elif callable(item):
                 try:
@@ -312,12 +314,13 @@ def make_trigger(cfg: BackgroundAgentConfig) -> Callable[[Any], Any]:
     return trigger
 
 
-def make_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any]) -> Any:
-    from edgevox.runtime import BackgroundAgent
-
+def start_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any], pool: Any) -> Any:
+    """Add the background agent to ``pool`` (supervised by the pool's supervisor; it starts
+    with the runtime). Returns the :class:`~edgevox.runtime.BackgroundAgent`."""
     patterns = tuple(cfg.trigger.events)
-    return BackgroundAgent(
-        agent=agents[cfg.agent],
+    agent = agents[cfg.agent]
+    return pool.start_background(
+        cfg.name,
         trigger=make_trigger(cfg),
         subscribe_to=patterns if len(patterns) > 1 else patterns[0],
         max_queue=cfg.max_queue,
@@ -325,7 +328,7 @@ def make_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any]) ->
         restart=cfg.restart,
         max_restarts=cfg.max_restarts,
         restart_window_s=cfg.restart_window_s,
-        name=cfg.name,
+        factory=lambda: agent,  # the configured agent object; each incarnation gets a fresh context
     )
 
 
@@ -338,24 +341,33 @@ def make_bridges(
     blackboard: Any,
     *,
     on_text: Callable[[str], Any] | None = None,
+    on_say: Callable[[str], Any] | None = None,
     skills: Iterable[Any] = (),
+    executor: Any = None,
+    ctx: Any = None,
 ) -> list[tuple[str, Any]]:
-    """The enabled bridges, built but not started (``App.start`` starts them)."""
+    """The enabled bridges, built but not started (``App.start`` starts them).
+
+    ROS bridges get the text handlers (a user turn; words to speak as they are), the main
+    agent's skills with its executor (so a safety stop on the bus cancels goals that ROS
+    clients started, like the agent's own) and a context on the runtime's bus and blackboard.
+    """
     out: list[tuple[str, Any]] = []
     if cfg.zenoh.enabled:
         from edgevox.integrations.zenoh_bridge import ZenohBridge
 
         out.append(("zenoh", ZenohBridge(bus, cfg.zenoh, blackboard=blackboard)))
+    ros = {"on_text": on_text, "on_say": on_say, "skills": list(skills), "executor": executor, "ctx": ctx}
     if cfg.ros2.enabled:
         from edgevox.integrations.ros2 import Ros2Bridge
 
-        out.append(("ros2", Ros2Bridge(bus, cfg.ros2, on_text=on_text, skills=list(skills))))
+        out.append(("ros2", Ros2Bridge(bus, cfg.ros2, **ros)))
     if cfg.ros1.enabled:
         try:
             from edgevox.integrations.ros1 import Ros1Bridge
         except ModuleNotFoundError as exc:
             raise ConfigError(f"bridges.ros1.enabled: the ROS 1 bridge is not available here: {exc}") from None
-        out.append(("ros1", Ros1Bridge(bus, cfg.ros1, on_text=on_text, skills=list(skills))))
+        out.append(("ros1", Ros1Bridge(bus, cfg.ros1, **ros)))
     return out
 
 

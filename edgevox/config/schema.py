@@ -20,8 +20,7 @@ Rules kept everywhere in this module:
 
 Sections owned by other subsystems are defined in their packages and imported here:
 ``bridges`` is :class:`edgevox.integrations.config.BridgesConfig`; ``orchestration`` is
-``edgevox.orchestration.config.OrchestrationConfig`` when that module exists (until then
-the model below, with the same section name).
+:class:`edgevox.orchestration.config.OrchestrationConfig`.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
 from edgevox.integrations.config import BridgesConfig
+from edgevox.orchestration.config import OrchestrationConfig
 
 # --- shared types ------------------------------------------------------------------------------
 
@@ -46,7 +46,7 @@ NonNegInt = Annotated[StrictInt, Field(ge=0)]
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 """An agent/workflow/background-agent name: letters, digits, ``_`` and ``-``."""
 
-Overflow = Literal["drop_oldest", "drop_new", "block"]
+Overflow = Literal["drop_oldest", "drop_new"]  # a background agent never blocks its publisher
 Restart = Literal["permanent", "transient", "temporary"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
@@ -341,7 +341,8 @@ class BackgroundAgentConfig(Section):
     trigger: TriggerConfig = Field(description="Which events start it and what task it gets.")
     max_queue: PosInt = Field(32, description="Events waiting to be handled, at most.")
     overflow: Overflow = Field(
-        "drop_oldest", description="When the queue is full: `drop_oldest`, `drop_new` or `block`."
+        "drop_oldest",
+        description="When the queue is full: `drop_oldest` (keep the newest) or `drop_new`; drops are counted.",
     )
     restart: Restart = Field(
         "transient",
@@ -358,41 +359,6 @@ class PoolConfig(Section):
         default_factory=list, description="Agents (by name) to place in the pool; empty = all agents."
     )
     max_concurrency: PosInt = Field(2, description="Agents running at the same time, at most.")
-
-
-# --- orchestration (fallback until edgevox.orchestration.config exists) -------------------------
-
-
-class _FallbackOrchestrationConfig(Section):
-    """Multi-agent orchestration: which strategy routes user turns between agents."""
-
-    strategy: Literal["single", "pipeline", "swarm", "supervisor", "loop"] = Field(
-        "single", description="`single`: every turn goes to `app.agent`. Others route between the listed agents."
-    )
-    agents: list[Name] = Field(
-        default_factory=list, description="Agents taking part, in order (pipeline, swarm, loop)."
-    )
-    entry: Name | None = Field(None, description="swarm: the first agent; supervisor: the supervising agent.")
-    max_handoffs: PosInt = Field(5, description="Handoffs (and delegation depth) allowed per turn.")
-    max_iterations: PosInt = Field(3, description="loop: maximum review iterations.")
-
-
-def _section_model(module: str, name: str, fallback: type[BaseModel]) -> type[BaseModel]:
-    """The section model owned by another subsystem, or the fallback while it does not exist yet."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            return fallback
-        raise
-    return getattr(mod, name, fallback)
-
-
-OrchestrationConfig = _section_model(
-    "edgevox.orchestration.config", "OrchestrationConfig", _FallbackOrchestrationConfig
-)
 
 
 # --- runtime and logging -----------------------------------------------------------------------
@@ -440,7 +406,7 @@ class AppConfig(Section):
         default_factory=list, description="Agents triggered by events, each on its own supervised thread."
     )
     pool: PoolConfig = Field(default_factory=PoolConfig, description="The agent pool.")
-    orchestration: OrchestrationConfig = Field(  # type: ignore[valid-type]
+    orchestration: OrchestrationConfig = Field(
         default_factory=OrchestrationConfig, description="Multi-agent orchestration."
     )
     bridges: BridgesConfig = Field(default_factory=BridgesConfig, description="ROS 2, ROS 1 and Zenoh bridges.")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,20 @@ class Coordinator:
         with self._lock:
             strategy = self._session_strategies.get(session_id, self._strategy)
         return None if isinstance(strategy, str) and strategy == self.ROUTE else strategy
+
+    def close(self, timeout_s: float = 2.0) -> list[str]:
+        """Wait for strategies' background work (async supervisor answers, background
+        delegations) to finish; names of threads still running at the deadline."""
+        with self._lock:
+            candidates = [self._strategy, *self._session_strategies.values()]
+        unique = {id(s): s for s in candidates if s is not None and not isinstance(s, str)}
+        deadline = time.monotonic() + timeout_s
+        left: list[str] = []
+        for strategy in unique.values():
+            close = getattr(strategy, "close", None)
+            if callable(close):
+                left += close(max(0.0, deadline - time.monotonic())) or []
+        return left
 
     # -- the agent protocol -------------------------------------------------------------------
 

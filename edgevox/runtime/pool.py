@@ -37,7 +37,12 @@ class AgentPool:
         blackboard: Blackboard | None = None,
         supervisor: Supervisor | None = None,
         ctx_defaults: Mapping[str, Any] | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max_concurrency = {max_concurrency}: must be >= 1 (or None for no limit)")
+        self.max_concurrency = max_concurrency
+        """At most this many :meth:`run` calls execute at once; the rest wait (cancellably)."""
         self._owns_bus = bus is None
         self._owns_blackboard = blackboard is None
         self._owns_supervisor = supervisor is None
@@ -50,6 +55,8 @@ class AgentPool:
         self._agents: dict[str, RunnableAgent] = {}
         self._background: dict[str, BackgroundAgent] = {}
         self._in_flight: set[CancelToken] = set()
+        self._slots_cond = threading.Condition()
+        self._running = 0
 
     # -- registry ----------------------------------------------------------------------------
 
@@ -96,16 +103,50 @@ class AgentPool:
         return AgentContext(**values)
 
     def run(self, name: str, task: Any, **ctx_overrides: Any) -> Any:
-        """Run agent ``name`` on the calling thread with ``make_ctx(agent_name=name, ...)``."""
+        """Run agent ``name`` on the calling thread with ``make_ctx(agent_name=name, ...)``.
+
+        With ``max_concurrency`` set, a call waits for a free slot first; ``stop_all()`` (or
+        the context's token) cancels the wait, which raises :class:`~edgevox.errors.Cancelled`.
+        """
         agent = self.get(name)
         ctx = self.make_ctx(**{"agent_name": name, **ctx_overrides})
+        token = ctx.cancel_token
         with self._lock:
-            self._in_flight.add(ctx.cancel_token)
+            self._in_flight.add(token)
         try:
-            return agent.run(task, ctx)
+            self._acquire_slot(token)
+            try:
+                return agent.run(task, ctx)
+            finally:
+                self._release_slot()
         finally:
             with self._lock:
-                self._in_flight.discard(ctx.cancel_token)
+                self._in_flight.discard(token)
+
+    def _acquire_slot(self, token: CancelToken) -> None:
+        if self.max_concurrency is None:
+            return
+
+        def wake(_reason: str) -> None:
+            with self._slots_cond:
+                self._slots_cond.notify_all()
+
+        remove = token.on_cancel(wake)
+        try:
+            with self._slots_cond:
+                while self._running >= self.max_concurrency and not token.cancelled:
+                    self._slots_cond.wait()
+                token.raise_if_cancelled()
+                self._running += 1
+        finally:
+            remove()
+
+    def _release_slot(self) -> None:
+        if self.max_concurrency is None:
+            return
+        with self._slots_cond:
+            self._running -= 1
+            self._slots_cond.notify()
 
     def start_background(
         self,

@@ -77,6 +77,7 @@ class Runtime:
         clock: Callable[[], float] = time.monotonic,
         async_watchers: bool = False,
         ctx_defaults: Mapping[str, Any] | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         self.name = name
         self.bus = EventBus(name)
@@ -90,7 +91,11 @@ class Runtime:
             bus=self.bus,
         )
         self.pool = AgentPool(
-            bus=self.bus, blackboard=self.blackboard, supervisor=self.supervisor, ctx_defaults=ctx_defaults
+            bus=self.bus,
+            blackboard=self.blackboard,
+            supervisor=self.supervisor,
+            ctx_defaults=ctx_defaults,
+            max_concurrency=max_concurrency,
         )
         self.failure: BaseException | None = None
         """Why the root supervisor gave up, if it did (state FAILED)."""

@@ -99,6 +99,11 @@ class ChatAgent:
                 merged.append(dict(msg))
         return [{"role": "system", "content": self.system_prompt}, *merged]
 
+    def run(self, task: str, ctx: AgentContext) -> str:
+        """The whole reply at once (the agent protocol used by pools, background agents and
+        orchestration); the caller's thread runs the LLM."""
+        return "".join(self.stream(task, ctx)).strip()
+
     def stream(self, task: str, ctx: AgentContext) -> Iterator[str]:
         """Yield the reply's text deltas; the exchange is stored when the iterator ends."""
         messages = self._messages(ctx.session_id, task)

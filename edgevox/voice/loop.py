@@ -152,6 +152,7 @@ class _Utterance:
 class _TurnRequest:
     turn_id: int
     text: str
+    say: bool = False  # speak ``text`` as it is (an announcement), without the agent
 
 
 class VoiceLoop:
@@ -287,6 +288,29 @@ class VoiceLoop:
                 self._stt_busy = False
                 self._cond.notify_all()
         return turn_id
+
+    def say(self, text: str) -> int:
+        """Speak ``text`` as the robot (an announcement, a delivered background result), queued
+        as a turn after any pending ones: no agent runs, but barge-in, the safety stop and the
+        turn events apply as to any reply. Returns its turn id; empty text is ignored (-1)."""
+        if self._state != "running":
+            raise LifecycleError(f"VoiceLoop.say(): the loop is {self._state}; call start() first")
+        text = text.strip()
+        if not clean_for_speech(text):
+            return -1
+        turn_id = next(self._ids)
+        with self._cond:
+            if self._stopping.is_set():
+                return turn_id
+            self._turns.append(_TurnRequest(turn_id, text, say=True))
+            self._cond.notify_all()
+        return turn_id
+
+    def interrupt(self) -> bool:
+        """Stop the reply being spoken or generated now, as a barge-in does (the history keeps
+        what was spoken; queued turns and skills go on). E.g. for an interrupt command from
+        ROS. Publishes ``Interrupted``, not another ``InterruptEvent``. True if a turn was cut."""
+        return self._interrupt_current(time.time(), announce=False)
 
     def safety_stop(self, reason: str = "stop requested", text: str = "") -> Stopped:
         """Run the safety stop now (what a stop phrase does), e.g. from a hardware button."""
@@ -450,25 +474,31 @@ class VoiceLoop:
 
     def _barge_in(self, first_voiced_at: float) -> None:
         """Capture thread: the user spoke over the reply."""
+        self._interrupt_current(first_voiced_at, announce=True)
+
+    def _interrupt_current(self, started_at: float, *, announce: bool) -> bool:
+        """Halt the reply being played and cancel its turn (barge-in semantics)."""
         current = self._current
         if current is None:
-            return
+            return False
         request, ctx, audio = current
         if audio.halted or ctx.cancel_token.cancelled:
-            return
+            return False
         spoken, dropped = self.speaker.halt(audio)
         cleared_at = time.time()
         ctx.cancel_token.cancel(BARGE_IN_REASON)
-        self._publish(InterruptEvent(reason=f"{BARGE_IN_REASON} (turn {request.turn_id})"))
+        if announce:
+            self._publish(InterruptEvent(reason=f"{BARGE_IN_REASON} (turn {request.turn_id})"))
         self._publish(
             Interrupted(
                 turn_id=request.turn_id,
                 timestamp=cleared_at,
                 spoken_text=spoken,
                 dropped_samples=dropped,
-                audio_stop_s=max(0.0, cleared_at - first_voiced_at),
+                audio_stop_s=max(0.0, cleared_at - started_at),
             )
         )
+        return True
 
     # -- STT thread ---------------------------------------------------------------------------
 
@@ -575,7 +605,7 @@ class VoiceLoop:
         error = ""
         index = 0
         try:
-            stream = self.agent.stream(request.text, ctx)
+            stream = iter((request.text,)) if request.say else self.agent.stream(request.text, ctx)
             try:
                 for delta in stream:
                     if token.cancelled:
@@ -621,7 +651,7 @@ class VoiceLoop:
         )
         spoken = audio.spoken_text(self.audio_out.played_samples)
         reply = "".join(parts).strip()
-        if status != "completed":
+        if status != "completed" and not request.say:  # an announcement is not in the agent's history
             truncate = getattr(self.agent, "truncate_reply", None)
             if callable(truncate):
                 try:

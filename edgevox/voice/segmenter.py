@@ -15,6 +15,13 @@ Rules (all durations from :class:`SegmenterSettings`):
   cut starts a new utterance after ``min_speech_ms`` more voiced frames.
 * ``SegmentEnd.last_voiced_at`` is the capture time of the end of the last voiced
   frame: latency is measured from there, so the endpointing silence counts.
+* Speculation: after ``pause_ms`` of silence (less than ``end_silence_ms``) a
+  :class:`SegmentPause` hands out the audio so far, once per silence run, so STT can
+  start before the endpoint fires. If the silence run goes on to end the utterance,
+  ``SegmentEnd.pause_samples`` says how many samples that pause's audio had: nothing
+  voiced was heard after it, so its transcript stands for the whole utterance. Speech
+  that resumes makes the pause stale (the next ``SegmentEnd`` has ``pause_samples=0``
+  unless a later pause covers its final silence).
 
 Rejected alternative: a ratio of voiced frames in a sliding window (as some
 pipelines do) starts faster on broken speech but fires on steady noise that the
@@ -45,11 +52,14 @@ class SegmenterSettings:
     """Consecutive unvoiced audio that ends an utterance."""
     max_utterance_s: float = 15.0
     """Longest utterance handed to STT; longer speech is cut and continues in a new one."""
+    pause_ms: int = 100
+    """Silence after which the audio so far is offered for speculative transcription
+    (:class:`SegmentPause`); 0 = never. Only used when smaller than ``end_silence_ms``."""
 
     def __post_init__(self) -> None:
         if self.frame_ms not in VALID_FRAME_MS:
             raise ValueError(f"segmenter.frame_ms = {self.frame_ms}: must be one of 10, 20, 30")
-        for name in ("pre_roll_ms", "min_speech_ms", "end_silence_ms"):
+        for name in ("pre_roll_ms", "min_speech_ms", "end_silence_ms", "pause_ms"):
             value = getattr(self, name)
             if value < 0:
                 raise ValueError(f"segmenter.{name} = {value}: must be >= 0")
@@ -72,11 +82,23 @@ class SegmentStart:
 
 
 @dataclass
+class SegmentPause:
+    """``pause_ms`` of silence inside an utterance: the audio so far, for speculative STT."""
+
+    audio: np.ndarray
+    """The utterance up to now (pre-roll and the pause's silence included), float32 mono."""
+    last_voiced_at: float
+
+
+@dataclass
 class SegmentEnd:
     audio: np.ndarray
     """The utterance (pre-roll included), float32 mono."""
     last_voiced_at: float
     truncated: bool = False
+    pause_samples: int = 0
+    """Length of the :class:`SegmentPause` audio of this utterance's final silence run (0: none).
+    Everything after those samples is silence, so a transcript of that audio is the utterance's."""
 
 
 class FrameSplitter:
@@ -120,6 +142,8 @@ class Segmenter:
         self._pre_roll_frames = settings.frames(settings.pre_roll_ms)
         self._min_speech_frames = max(1, settings.frames(settings.min_speech_ms))
         self._end_silence_frames = settings.frames(settings.end_silence_ms)
+        pause_frames = settings.frames(settings.pause_ms)
+        self._pause_frames = pause_frames if 0 < pause_frames < self._end_silence_frames else 0
         self._max_frames = int(settings.max_utterance_s * 1000 // settings.frame_ms)
         self.reset()
 
@@ -133,12 +157,15 @@ class Segmenter:
         self._frames: list[np.ndarray] = []
         self._silence_run = 0
         self._last_voiced_at = 0.0
+        self._pause_samples = 0
 
     @property
     def in_speech(self) -> bool:
         return self._in_speech
 
-    def process(self, frame: np.ndarray, voiced: bool, end_time: float) -> SegmentStart | SegmentEnd | None:
+    def process(
+        self, frame: np.ndarray, voiced: bool, end_time: float
+    ) -> SegmentStart | SegmentPause | SegmentEnd | None:
         """Feed one frame (exactly ``frame_samples`` long) that ended at ``end_time``."""
         if frame.shape[0] != self.frame_samples:
             raise ValueError(f"frame has {frame.shape[0]} samples; expected {self.frame_samples}")
@@ -157,6 +184,7 @@ class Segmenter:
             self._frames = list(self._ring)
             self._ring.clear()
             self._silence_run = 0
+            self._pause_samples = 0
             self._last_voiced_at = end_time
             self._voiced_run = 0
             return SegmentStart(first_voiced_at=self._run_started_at)
@@ -164,6 +192,7 @@ class Segmenter:
         self._frames.append(frame)
         if voiced:
             self._silence_run = 0
+            self._pause_samples = 0  # speech resumed: an earlier pause's audio is stale
             self._last_voiced_at = end_time
         else:
             self._silence_run += 1
@@ -171,6 +200,10 @@ class Segmenter:
             return self._end(truncated=False)
         if len(self._frames) >= self._max_frames:
             return self._end(truncated=voiced or self._silence_run == 0)
+        if self._pause_frames and self._silence_run == self._pause_frames:
+            audio = np.concatenate(self._frames).astype(np.float32, copy=False)
+            self._pause_samples = audio.shape[0]
+            return SegmentPause(audio=audio, last_voiced_at=self._last_voiced_at)
         return None
 
     def flush(self) -> SegmentEnd | None:
@@ -181,8 +214,10 @@ class Segmenter:
 
     def _end(self, truncated: bool) -> SegmentEnd:
         audio = np.concatenate(self._frames).astype(np.float32, copy=False)
-        end = SegmentEnd(audio=audio, last_voiced_at=self._last_voiced_at, truncated=truncated)
+        pause = self._pause_samples if self._silence_run > 0 else 0
+        end = SegmentEnd(audio=audio, last_voiced_at=self._last_voiced_at, truncated=truncated, pause_samples=pause)
         self._in_speech = False
+        self._pause_samples = 0
         self._frames = []
         self._silence_run = 0
         self._ring.clear()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import write_config
 
 from edgevox.cli.main import main
+
+from .conftest import write_config
 
 
 def test_check_reports_what_would_run(scripted_config, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from edgevox.agents.skills import GoalHandle, skill
 from edgevox.agents.tools import tool
 
 
@@ -28,3 +29,15 @@ def wave() -> str:
 
 TOOLS = [add, wave]
 NOT_A_TOOL = 3
+
+
+@skill(timeout_s=5.0)
+def patrol(laps: int, goal: GoalHandle) -> str:
+    """Patrol the house.
+
+    Args:
+        laps: how many laps.
+    """
+    for _ in range(laps):
+        goal.sleep(0.01)
+    return f"patrolled {laps} laps"

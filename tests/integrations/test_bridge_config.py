@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import free_port
 from pydantic import ValidationError
 
 from edgevox.integrations import check_bridges
@@ -11,6 +10,8 @@ from edgevox.integrations.config import BridgesConfig, Ros2BridgeConfig, ZenohBr
 from edgevox.integrations.ros_common import resolve_topic
 from edgevox.integrations.serialization import SerializationError, decode_event, encode_event, remote_origin
 from edgevox.voice.events import Stopped, TranscriptEvent
+
+from .conftest import free_port
 
 
 def test_bridges_are_off_by_default_and_unknown_keys_are_errors():

@@ -14,7 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HERE, PYTHON, free_port  # noqa: E402
+
+from .conftest import HERE, PYTHON, free_port  # noqa: E402
 
 pytestmark = pytest.mark.ros1
 

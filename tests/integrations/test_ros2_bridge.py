@@ -11,7 +11,8 @@ import os
 import threading
 
 import pytest
-from conftest import HERE, PYTHON  # noqa: E402
+
+from .conftest import HERE, PYTHON  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 

@@ -8,8 +8,6 @@ import pytest
 
 pytest.importorskip("zenoh", reason="eclipse-zenoh is not installed: pip install 'edgevox[zenoh]'")
 
-from conftest import HERE, PYTHON, free_port  # noqa: E402
-
 from edgevox.errors import BridgeError  # noqa: E402
 from edgevox.integrations.config import ZenohBridgeConfig  # noqa: E402
 from edgevox.integrations.serialization import remote_origin  # noqa: E402
@@ -18,6 +16,8 @@ from edgevox.runtime.blackboard import Blackboard, Request  # noqa: E402
 from edgevox.runtime.bus import EventBus  # noqa: E402
 from edgevox.runtime.events import ErrorEvent, StopEvent  # noqa: E402
 from edgevox.voice.events import Chunk, TranscriptEvent  # noqa: E402
+
+from .conftest import HERE, PYTHON, free_port  # noqa: E402
 
 pytestmark = pytest.mark.zenoh
 

@@ -100,3 +100,63 @@ def test_stop_all_cancels_foreground_runs_and_stops_background_agents(pool):
     report = pool.stop_all(2.0)
     runner.join(5)
     assert report and result == [True] and bg.state is AgentState.STOPPED
+
+
+class _Gate:
+    """An agent that blocks until released and records how many run at once."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+        self.entered = threading.Semaphore(0)
+
+    def run(self, task, ctx):
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        self.entered.release()
+        try:
+            self.release.wait(5.0)
+            return task
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def test_max_concurrency_caps_runs_and_a_waiting_run_is_cancelled_by_stop_all():
+    from edgevox.errors import Cancelled
+
+    pool = AgentPool(max_concurrency=2)
+    gate = pool.register(_Gate("g"))
+    results, errors = [], []
+
+    def call(i):
+        try:
+            results.append(pool.run("g", i))
+        except Cancelled as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call, args=(i,), name=f"caller-{i}") for i in range(3)]
+    for t in threads:
+        t.start()
+    assert gate.entered.acquire(timeout=5.0) and gate.entered.acquire(timeout=5.0)
+    # Two are inside; the third waits for a slot. stop_all cancels the waiting one (and the
+    # running ones' tokens, which this agent ignores until released).
+    assert not gate.entered.acquire(timeout=0.2)
+    pool.stop_all(1.0)
+    gate.release.set()
+    for t in threads:
+        t.join(5.0)
+    assert gate.peak == 2
+    assert len(results) == 2 and len(errors) == 1
+    # Slots are given back: a new run goes through.
+    assert pool.run("g", "again") == "again"
+    assert pool.close(2.0)
+
+
+def test_max_concurrency_must_be_positive():
+    with pytest.raises(ValueError, match="max_concurrency = 0: must be >= 1"):
+        AgentPool(max_concurrency=0)

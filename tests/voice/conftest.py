@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from voice_helpers import Recorder
 
 from edgevox.runtime.bus import EventBus
+
+from .voice_helpers import Recorder
 
 SPEECH_DIR = Path(__file__).resolve().parents[3] / "shared" / "speech"
 """``../shared/speech`` beside the repository (as in CI)."""

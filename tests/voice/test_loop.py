@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from voice_helpers import silence, tone
 
 from edgevox.errors import AudioDeviceError, LifecycleError
 from edgevox.runtime.context import AgentContext
@@ -29,6 +28,8 @@ from edgevox.voice.events import (
     TurnStarted,
 )
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
+
+from .voice_helpers import silence, tone
 
 FIRST = "Hello there, nice to meet you."
 SECOND = "I can move forward and turn left."

@@ -10,13 +10,14 @@ import re
 
 import numpy as np
 import pytest
-from voice_helpers import Recorder
 
 from edgevox.engines.audio_wav import WavFileIn, WavFileOut, read_wav
 from edgevox.runtime.bus import EventBus
 from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.events import FirstAudio, Stopped, TranscriptEvent, TurnDone
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
+
+from .voice_helpers import Recorder
 
 pytestmark = pytest.mark.models
 

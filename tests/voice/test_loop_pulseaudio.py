@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from voice_helpers import Recorder
 
 from edgevox.engines.audio_wav import read_wav
 from edgevox.engines.resample import resample
@@ -19,6 +18,8 @@ from edgevox.runtime.bus import EventBus
 from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.events import FirstAudio, SpeechStarted, TranscriptEvent, TurnDone
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
+
+from .voice_helpers import Recorder
 
 pytestmark = [pytest.mark.audio, pytest.mark.models]
 

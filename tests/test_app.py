@@ -1,0 +1,210 @@
+"""The App as a whole, on scripted engines: the runtime it owns, background agents and the
+pool from config, orchestration strategies answering voice turns, announcements, and stops
+or interrupts that arrive from outside the voice loop (a ROS topic, a Zenoh peer)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from edgevox.app import App, Engines
+from edgevox.config.loader import parse_config
+from edgevox.runtime.events import Event, InterruptEvent, StopEvent
+from edgevox.testing import ScriptedLLM
+from edgevox.voice.events import Interrupted, Stopped, TurnDone
+
+HERE = Path(__file__).resolve().parent
+
+HEAD = """\
+name: app-test
+audio:
+  input: {source: text}
+  output: {sink: none}
+"""
+
+
+def build(text: str, llm: ScriptedLLM) -> App:
+    return App.build(parse_config(HEAD + text, env={}), engines=Engines(llm=llm))
+
+
+@pytest.fixture
+def running():
+    """``running(app)`` starts the app, records its events, and stops it at the end."""
+    apps: list[tuple[App, list[Event]]] = []
+
+    def start(app: App) -> list[Event]:
+        events: list[Event] = []
+        app.add_observer(events.append)
+        app.start()
+        apps.append((app, events))
+        return events
+
+    yield start
+    for app, _ in apps:
+        assert app.stop(3.0), app.stop_report
+
+
+def by_system_prompt(replies: dict[str, str]):
+    """A scripted LLM reply chosen by a word of the agent's instructions."""
+
+    def reply(messages, _grammar):
+        system = messages[0]["content"]
+        for word, text in replies.items():
+            if word in system:
+                return text
+        return "unscripted"
+
+    return reply
+
+
+@dataclass(kw_only=True)
+class Battery(Event):
+    kind: ClassVar[str] = "robot.battery"
+    level: int = 0
+
+
+def done(events: list[Event]) -> list[TurnDone]:
+    return [e for e in events if isinstance(e, TurnDone)]
+
+
+def test_the_app_owns_a_runtime_whose_pool_holds_the_configured_agents(running):
+    llm = ScriptedLLM(default="pool answer")
+    app = build(
+        """\
+agents:
+  helper: {instructions: Be brief.}
+  other: {instructions: Be kind.}
+pool: {agents: [helper], max_concurrency: 1}
+""",
+        llm,
+    )
+    running(app)
+    assert app.bus is app.runtime.bus and app.blackboard is app.runtime.blackboard
+    assert app.pool.names() == ["helper"] and app.pool.max_concurrency == 1
+    assert app.pool.run("helper", "hi") == "pool answer"
+
+
+def test_a_configured_background_agent_runs_supervised_on_matching_events(running):
+    seen = threading.Event()
+
+    def reply(messages, _grammar):
+        if "Battery at 12 percent" in messages[-1]["content"]:
+            seen.set()
+        return "noted"
+
+    app = build(
+        """\
+agents:
+  assistant: {instructions: Be brief.}
+  monitor: {instructions: Watch the battery.}
+background_agents:
+  - name: battery-watch
+    agent: monitor
+    trigger: {events: [robot.battery], task: "Battery at {level} percent."}
+    restart: permanent
+""",
+        ScriptedLLM(reply),
+    )
+    running(app)
+    assert "battery-watch" in [c.name for c in app.runtime.supervisor.which_children()]
+
+    app.bus.publish(Battery(level=12))
+    assert seen.wait(5.0), "the background agent never ran the templated task"
+
+
+def test_a_pipeline_strategy_from_config_answers_the_voice_turn(running):
+    llm = ScriptedLLM(by_system_prompt({"triage": "It is a wheel problem.", "resolve": "Oil the wheel."}))
+    app = build(
+        """\
+agents:
+  triage: {instructions: You triage.}
+  resolver: {instructions: You resolve.}
+orchestration:
+  strategy: pipeline
+  pipeline: {agents: [triage, resolver]}
+""",
+        llm,
+    )
+    events = running(app)
+    assert type(app.agent).__name__ == "Coordinator"
+    app.submit_text("My wheel squeaks.")
+    assert app.wait_idle(10.0)
+    (turn,) = done(events)
+    assert turn.status == "completed" and turn.reply_text == "Oil the wheel."
+    # The resolver worked on the triage agent's output, not the raw user text.
+    resolver_call = next(c for c in llm.calls if "resolve" in c.messages[0]["content"])
+    assert "It is a wheel problem." in resolver_call.messages[-1]["content"]
+
+
+def test_say_speaks_an_announcement_without_running_the_agent(running):
+    llm = ScriptedLLM(default="agent reply")
+    app = build("agents:\n  assistant: {instructions: Be brief.}\n", llm)
+    events = running(app)
+    warmup_calls = len(llm.calls)  # the prompt-cache warmup at build time
+    app.say("Dinner is at seven.")
+    assert app.wait_idle(5.0)
+    (turn,) = done(events)
+    assert turn.status == "completed" and turn.reply_text == "Dinner is at seven."
+    assert len(llm.calls) == warmup_calls
+
+
+def test_a_stop_published_by_another_component_stops_the_turn_in_progress(running):
+    gate = threading.Semaphore(0)
+    llm = ScriptedLLM(default="one two three four five six")
+    app = build("agents:\n  assistant: {instructions: Be brief.}\n", llm)
+    llm.gate = gate  # after the build-time warmup: from now on each token waits for the test
+    llm.started.clear()
+    events = running(app)
+    app.submit_text("tell me a story")
+    assert llm.started.wait(5.0)
+    app.bus.publish(StopEvent(source="ros2", reason="operator pressed stop"))
+    assert app.wait_idle(5.0)
+    (turn,) = done(events)
+    assert turn.status == "stopped"
+    (stopped,) = [e for e in events if isinstance(e, Stopped)]
+    assert stopped.cancelled_turns == [turn.turn_id]
+    # The loop's own StopEvent is not fed back into it (exactly one Stopped).
+    assert sum(isinstance(e, StopEvent) for e in events) == 2
+
+
+def test_an_interrupt_published_by_another_component_cuts_the_reply_but_not_the_session(running):
+    gate = threading.Semaphore(0)
+    llm = ScriptedLLM(["warm", "one two three four five six", "second answer"])
+    app = build("agents:\n  assistant: {instructions: Be brief.}\n", llm)
+    llm.gate = gate  # after the build-time warmup: from now on each token waits for the test
+    llm.started.clear()
+    events = running(app)
+    app.submit_text("tell me a story")
+    assert llm.started.wait(5.0)
+    app.bus.publish(InterruptEvent(source="zenoh", reason="peer asked to be quiet"))
+    assert app.wait_idle(5.0)
+    assert [t.status for t in done(events)] == ["interrupted"]
+    assert any(isinstance(e, Interrupted) for e in events)
+    for _ in range(10):
+        gate.release()
+    app.submit_text("and now?")
+    assert app.wait_idle(5.0)
+    assert [t.status for t in done(events)] == ["interrupted", "completed"]
+
+
+def test_config_skills_stay_skills_and_reach_the_agent(monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE / "config"))
+    app = build(
+        """\
+agents:
+  robot:
+    instructions: You drive.
+    tools: ["cfg_sample_tools:add"]
+    skills: ["cfg_sample_tools:patrol"]
+""",
+        ScriptedLLM(default="ok"),
+    )
+    try:
+        assert list(app.agents["robot"].skills) == ["patrol"]
+        assert {t.name for t in app.agents["robot"].tools} == {"add", "patrol"}
+    finally:
+        assert app.stop(2.0) or app._state == "built"
