@@ -3,7 +3,8 @@
 Threads (all named, all joined by :meth:`VoiceLoop.stop`)::
 
     edgevox-voice-capture   AudioIn.read -> resample -> frames -> VAD -> Segmenter
-                            (speech start may barge in; utterances go to the STT queue)
+                            (speech start may barge in; utterances go to the STT queue,
+                            a pause in speech offers the audio so far for speculative STT)
     edgevox-voice-stt       STT.transcribe -> stop-phrase check -> turn queue
     edgevox-voice-turn      agent.stream(text, ctx) -> Chunker -> Speaker.say, one turn at a time
     edgevox-voice-tts       (Speaker) TTS.synthesize -> AudioOut.write
@@ -31,6 +32,24 @@ waiting for the turn worker (it never takes a turn lock). A match halts the
 audio, cancels the running turn's token (LLM generation, tools and skills holding
 ``ctx.cancel_token`` or a child of it) and every queued turn, then publishes
 :class:`StopEvent` (control: overtakes queued data) and :class:`Stopped`.
+
+Speculative STT (``VoiceSettings.speculative_stt``): when the segmenter reports
+a pause (``SegmenterSettings.pause_ms`` of silence, shorter than the endpoint's
+``end_silence_ms``), the STT thread transcribes the audio so far while the
+endpoint is still waiting. If the utterance then ends without another voiced
+frame (``SegmentEnd.pause_samples`` equals the speculated length) and the
+vocabulary is the same, that transcript is used at once
+(``TranscriptEvent.speculative``); otherwise it is discarded and the final audio
+is transcribed. Nothing acts on a speculative transcript before the endpoint
+confirms it: the stop check and the turn see only confirmed transcripts. Final
+utterances always go before a pending speculation.
+
+TTS priority (``VoiceSettings.tts_priority_ms``): on a 2-core CPU the LLM and
+Piper slow each other down ~3x. While TTS is synthesizing this turn's audio and
+less than ``tts_priority_ms`` of reply audio is buffered ahead of playback (always
+the case for the first chunk), the turn thread stops pulling tokens from the
+agent, so the LLM is idle and TTS gets the cores; generation resumes as soon as
+the chunk is written.
 
 Echo guard: see :mod:`edgevox.voice.echo`.
 
@@ -74,7 +93,14 @@ from edgevox.voice.events import (
     TurnDone,
     TurnStarted,
 )
-from edgevox.voice.segmenter import FrameSplitter, SegmentEnd, Segmenter, SegmenterSettings, SegmentStart
+from edgevox.voice.segmenter import (
+    FrameSplitter,
+    SegmentEnd,
+    Segmenter,
+    SegmenterSettings,
+    SegmentPause,
+    SegmentStart,
+)
 from edgevox.voice.speaker import Speaker, TurnAudio
 from edgevox.voice.speechtext import clean_for_speech
 from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES, StopPhraseMatcher
@@ -110,6 +136,11 @@ class VoiceSettings:
     stop_phrases: tuple[str, ...] = DEFAULT_STOP_PHRASES
     vocabulary: tuple[str, ...] = ()
     """Words that bias STT, in addition to the agent's tool names and enum values."""
+    speculative_stt: bool = True
+    """Transcribe the audio so far at a pause (``segmenter.pause_ms``), before the endpoint fires."""
+    tts_priority_ms: int = 400
+    """While TTS synthesizes this turn's audio and less than this much reply audio is buffered,
+    the turn thread pauses the LLM so TTS gets the CPU (0 = never pause)."""
     session_id: str = "default"
     read_timeout_s: float = 0.1
     input_stall_s: float | None = 2.0
@@ -124,6 +155,8 @@ class VoiceSettings:
             raise ValueError(f"voice.energy_gate_ratio = {self.energy_gate_ratio}: must be > 0")
         if not self.reopen_backoff_s:
             raise ValueError("voice.reopen_backoff_s: give at least one wait in seconds")
+        if self.tts_priority_ms < 0:
+            raise ValueError(f"voice.tts_priority_ms = {self.tts_priority_ms}: must be >= 0")
 
 
 @dataclass
@@ -146,6 +179,20 @@ class _Utterance:
     turn_id: int
     audio: np.ndarray
     echo: bool
+    pause_samples: int = 0
+    """Final utterance: samples of the pause whose speculative transcript may stand for it.
+    Speculative job: always 0."""
+
+
+@dataclass
+class _Speculation:
+    """A finished speculative transcription (STT thread only, under the loop lock)."""
+
+    turn_id: int
+    samples: int
+    vocabulary: tuple[str, ...]
+    text: str
+    stt_s: float
 
 
 @dataclass
@@ -194,6 +241,9 @@ class VoiceLoop:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._utterances: deque[_Utterance] = deque()
+        self._spec_job: _Utterance | None = None
+        """The latest pause's audio, waiting for speculative STT (final utterances go first)."""
+        self._spec_result: _Speculation | None = None
         self._turns: deque[_TurnRequest] = deque()
         self._current: tuple[_TurnRequest, AgentContext, TurnAudio] | None = None
         self._stt_busy = False
@@ -244,6 +294,7 @@ class VoiceLoop:
         with self._cond:
             report.dropped_utterances = len(self._utterances)
             self._utterances.clear()
+            self._spec_job = None
             queued = list(self._turns)
             self._turns.clear()
             if self._current is not None:
@@ -321,7 +372,13 @@ class VoiceLoop:
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
-                busy = self._utterances or self._turns or self._stt_busy or self._current is not None
+                busy = (
+                    self._utterances
+                    or self._spec_job is not None
+                    or self._turns
+                    or self._stt_busy
+                    or self._current is not None
+                )
                 if not busy and self.speaker.idle:
                     return True
                 left = deadline - time.monotonic()
@@ -387,6 +444,7 @@ class VoiceLoop:
                     return
                 segmenter.reset()
                 splitter.reset()
+                self._drop_speculation()
                 last_audio = time.monotonic()
                 continue
             except Exception as exc:  # noqa: BLE001 - any read failure is a lost device
@@ -394,6 +452,7 @@ class VoiceLoop:
                     return
                 segmenter.reset()
                 splitter.reset()
+                self._drop_speculation()
                 last_audio = time.monotonic()
                 continue
             now_mono = time.monotonic()
@@ -404,6 +463,7 @@ class VoiceLoop:
                         return
                     segmenter.reset()
                     splitter.reset()
+                    self._drop_speculation()
                     last_audio = time.monotonic()
                 continue
             last_audio = now_mono
@@ -433,8 +493,22 @@ class VoiceLoop:
                     )
                     if speaking and not utt_echo and self.settings.barge_in:
                         self._barge_in(event.first_voiced_at)
+                elif isinstance(event, SegmentPause):
+                    if self.settings.speculative_stt:
+                        self._speculate(utt_turn_id, event, utt_echo)
                 elif isinstance(event, SegmentEnd):
                     self._end_utterance(utt_turn_id, event, utt_echo)
+
+    def _speculate(self, turn_id: int, pause: SegmentPause, echo: bool) -> None:
+        """Capture thread: offer the audio so far for speculative STT (replaces an older offer)."""
+        with self._cond:
+            self._spec_job = _Utterance(turn_id, pause.audio, echo)
+            self._cond.notify_all()
+
+    def _drop_speculation(self) -> None:
+        with self._cond:
+            self._spec_job = None
+            self._spec_result = None
 
     def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool) -> None:
         self._publish(
@@ -447,7 +521,11 @@ class VoiceLoop:
             )
         )
         with self._cond:
-            self._utterances.append(_Utterance(turn_id, end.audio, echo))
+            self._utterances.append(_Utterance(turn_id, end.audio, echo, end.pause_samples))
+            if self._spec_job is not None and self._spec_job.turn_id == turn_id:
+                # The utterance is final now: its own job (below) is what the STT thread needs.
+                # A speculation already running for it may still be used if its audio matches.
+                self._spec_job = None
             self._cond.notify_all()
 
     def _reopen(self, exc: BaseException) -> bool:
@@ -503,34 +581,68 @@ class VoiceLoop:
     # -- STT thread ---------------------------------------------------------------------------
 
     def _stt_worker(self) -> None:
-        """STT thread: transcribe utterances in order; stop check; queue turns."""
+        """STT thread: transcribe utterances in order (speculations when idle); stop check; queue turns."""
         while True:
             with self._cond:
-                while not self._utterances and not self._stopping.is_set():
+                while not self._utterances and self._spec_job is None and not self._stopping.is_set():
                     self._stt_busy = False
                     self._cond.notify_all()
                     self._cond.wait()
                 if self._stopping.is_set():
                     self._stt_busy = False
                     return
-                utt = self._utterances.popleft()
+                speculation: _Speculation | None = None
+                if self._utterances:
+                    utt = self._utterances.popleft()
+                    final = True
+                    speculation, self._spec_result = self._spec_result, None
+                    if speculation is not None and (
+                        speculation.turn_id != utt.turn_id or speculation.samples != utt.pause_samples
+                    ):
+                        speculation = None  # speech went on after that pause: stale
+                else:
+                    utt, self._spec_job = self._spec_job, None  # type: ignore[assignment]
+                    final = False
                 self._stt_busy = True
             try:
-                vocabulary = vocabulary_for(self.settings.vocabulary, self.agent)
+                vocabulary = tuple(vocabulary_for(self.settings.vocabulary, self.agent))
+                if speculation is not None and speculation.vocabulary == vocabulary:
+                    self._handle_transcript(
+                        utt.turn_id,
+                        speculation.text,
+                        origin="voice",
+                        stt_s=speculation.stt_s,
+                        echo=utt.echo,
+                        speculative=True,
+                    )
+                    continue
                 t0 = time.perf_counter()
                 result = self.stt.transcribe(utt.audio, vocabulary=vocabulary)
                 stt_s = time.perf_counter() - t0
-                self._handle_transcript(utt.turn_id, result.text.strip(), origin="voice", stt_s=stt_s, echo=utt.echo)
+                text = result.text.strip()
+                if final:
+                    self._handle_transcript(utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo)
+                else:
+                    with self._cond:
+                        self._spec_result = _Speculation(utt.turn_id, utt.audio.shape[0], vocabulary, text, stt_s)
             except Exception as exc:  # noqa: BLE001 - one bad utterance must not stop listening
                 self._report_error("stt", exc)
 
-    def _handle_transcript(self, turn_id: int, text: str, *, origin: str, stt_s: float, echo: bool) -> None:
+    def _handle_transcript(
+        self, turn_id: int, text: str, *, origin: str, stt_s: float, echo: bool, speculative: bool = False
+    ) -> None:
         """Stop check first (no turn lock, no agent), then queue the turn. Runs on STT or caller thread."""
         heard_at = time.time()
         phrase = self.matcher.match(text) if text else None
         self._publish(
             TranscriptEvent(
-                turn_id=turn_id, timestamp=heard_at, text=text, origin=origin, stt_s=stt_s, stop_phrase=phrase or ""
+                turn_id=turn_id,
+                timestamp=heard_at,
+                text=text,
+                origin=origin,
+                stt_s=stt_s,
+                stop_phrase=phrase or "",
+                speculative=speculative,
             )
         )
         if phrase:
