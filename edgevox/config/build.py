@@ -372,46 +372,10 @@ def make_bridges(
 
 
 def check_bridges(cfg: Any) -> list[tuple[str, str, str]]:
-    """``(bridge, status, detail)`` for ``edgevox check``: can each enabled bridge start here?
+    """``(bridge, status, detail)`` for ``edgevox check``: ``off`` for a disabled bridge, else
+    ``ok``/``fail`` from :func:`edgevox.integrations.check_bridges` (which really opens a Zenoh
+    session, initialises a private rclpy context, or asks the ROS 1 master)."""
+    from edgevox.integrations import check_bridges as check_enabled
 
-    Zenoh is started for real on a private bus and stopped (it is cheap and proves the
-    endpoints can be bound); ROS bridges are checked for their libraries (starting a ROS
-    node would join the robot's graph).
-    """
-    import importlib.util
-
-    out: list[tuple[str, str, str]] = []
-    if not cfg.zenoh.enabled:
-        out.append(("zenoh", "off", "disabled"))
-    else:
-        out.append(("zenoh", *_try_zenoh(cfg.zenoh)))
-    for name, module, fix in (
-        ("ros2", "rclpy", "pip install ros-rclpy ros-std-msgs ros-rmw-fastrtps-cpp"),
-        ("ros1", "rospy", "apt-get install ros-core python3-rospy python3-std-msgs"),
-    ):
-        section = getattr(cfg, name)
-        if not section.enabled:
-            out.append((name, "off", "disabled"))
-        elif importlib.util.find_spec(module) is None:
-            out.append((name, "fail", f"{module} is not installed: run `{fix}`"))
-        else:
-            out.append((name, "ok", f"{module} found; node {section.node_name!r} in {section.namespace}"))
-    return out
-
-
-def _try_zenoh(cfg: Any) -> tuple[str, str]:
-    from edgevox.errors import EdgeVoxError
-    from edgevox.runtime.bus import EventBus
-
-    bus = EventBus("check")
-    try:
-        from edgevox.integrations.zenoh_bridge import ZenohBridge
-
-        bridge = ZenohBridge(bus, cfg)
-        bridge.start()
-        bridge.stop(2.0)
-        return "ok", f"session opened and closed (namespace {cfg.namespace}, mode {cfg.mode})"
-    except EdgeVoxError as exc:
-        return "fail", str(exc)
-    finally:
-        bus.close()
+    results = {name: ("ok" if ok else "fail", detail) for name, ok, detail in check_enabled(cfg)}
+    return [(name, *results.get(name, ("off", "disabled"))) for name in ("zenoh", "ros2", "ros1")]

@@ -43,7 +43,7 @@ def test_check_starts_an_enabled_zenoh_bridge_to_prove_it_can(tmp_path, capsys):
         extra="bridges:\n  zenoh:\n    enabled: true\n    namespace: edgevox/check-test\n    listen: ['tcp/127.0.0.1:0']\n",
     )
     assert main(["check", str(config)]) == 0
-    assert "session opened and closed" in capsys.readouterr().out
+    assert "session opens (namespace edgevox/check-test" in capsys.readouterr().out
 
 
 def test_devices_without_any_device_explains_what_to_do(monkeypatch, capsys):
@@ -65,3 +65,20 @@ def test_devices_lists_what_portaudio_sees(capsys):
         assert code == 0 and devices[0]["name"] in out
     else:
         assert code == 1 and "no usable audio device" in out
+
+
+def test_check_reports_a_zenoh_listen_port_that_is_taken(tmp_path, capsys):
+    pytest.importorskip("zenoh", reason="eclipse-zenoh is an optional extra")
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(
+            tmp_path,
+            extra=f"bridges:\n  zenoh:\n    enabled: true\n    listen: ['tcp/127.0.0.1:{port}']\n",
+        )
+        assert main(["check", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "bridge zenoh" in out and "cannot open a Zenoh session" in out
