@@ -38,6 +38,7 @@ def patrol(laps: int, goal: GoalHandle) -> str:
     Args:
         laps: how many laps.
     """
-    for _ in range(laps):
-        goal.sleep(0.01)
+    for lap in range(laps):
+        goal.publish_feedback({"lap": lap})
+        goal.sleep(0.01)  # raises Cancelled at once on a stop
     return f"patrolled {laps} laps"

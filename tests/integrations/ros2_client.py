@@ -31,6 +31,7 @@ from std_msgs.msg import String  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--namespace", required=True)
+    parser.add_argument("--reply-kind", default="agent.reply", help="event kind that carries the answer")
     args = parser.parse_args()
     ns = args.namespace
 
@@ -83,7 +84,7 @@ def main() -> int:
         return 1
 
     send("text_input", "hello robot")
-    reply = receive("reply", lambda m: m.get("kind") == "agent.reply")
+    reply = receive("reply", lambda m: m.get("kind") == args.reply_kind)
     print(f"REPLY {reply}" if reply else "TIMEOUT reply", flush=True)
 
     send("skill/goal", json.dumps({"goal_id": "g1", "skill": "patrol", "args": {"laps": 100000}}))

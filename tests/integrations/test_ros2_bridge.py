@@ -174,3 +174,38 @@ def test_hosted_in_an_existing_node(ros_env):
         node.destroy_node()
         context.try_shutdown()
         bus.close()
+
+
+def test_edgevox_ros2_runs_a_config_as_a_node_answering_text_and_obeying_stop(ros_env, tmp_path, child_process):
+    """`edgevox ros2 CONFIG --headless`: the whole App in a node. A plain rclpy client's text
+    is answered on the reply topic, and a stop on the stop topic cancels the config's skill."""
+    config = tmp_path / "robot.yaml"
+    config.write_text(
+        """\
+name: ros-app
+llm:
+  engine: edgevox.testing:ScriptedLLM
+  options: {default: "Hello from the node."}
+agents:
+  robot:
+    instructions: You drive the robot.
+    skills: ["cfg_sample_tools:patrol"]
+""",
+        encoding="utf-8",
+    )
+    tools_dir = str(HERE.parent / "config")
+    ns = "/test/edgevox_app"
+    host = child_process(
+        [PYTHON, "-m", "edgevox", "ros2", str(config), "--headless", "--namespace", ns, "--domain-id", str(ros_env)],
+        env={"PYTHONPATH": os.pathsep.join([str(HERE.parent.parent), tools_dir])},
+    )
+    client = child_process([PYTHON, str(HERE / "ros2_client.py"), "--namespace", ns, "--reply-kind", "voice.turn_done"])
+    reply = json.loads(client.expect("REPLY ", timeout_s=60)[len("REPLY ") :])
+    assert reply["reply_text"] == "Hello from the node." and reply["status"] == "completed"
+    feedback = json.loads(client.expect("FEEDBACK ")[len("FEEDBACK ") :])
+    assert feedback["skill"] == "patrol"
+    result = json.loads(client.expect("RESULT ")[len("RESULT ") :])
+    assert result["status"] == "cancelled" and "e-stop from client" in result["error"]
+    assert client.wait() == 0
+    host.proc.send_signal(2)  # Ctrl-C: the node shuts down cleanly
+    assert host.wait(10) == 0, host.stderr()
