@@ -230,3 +230,17 @@ def test_two_processes_request_reply_and_namespace_isolation(child_process):
     finally:
         assert robot1.stop() and robot2.stop()
         bus1.close(), bus2.close(), board.close()
+
+
+def test_bench_zenoh_script_runs_and_prints_both_figures():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(HERE.parent.parent / "scripts" / "bench_zenoh.py"), "20"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "(baseline)" in out.stdout and "forwarded over Zenoh" in out.stdout and "ratio" in out.stdout
