@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -48,13 +49,18 @@ class Child:
             self._lines.put(line.rstrip("\n"))
         self._lines.put(None)
 
-    def expect(self, prefix: str, timeout_s: float = 30.0) -> str:
-        """The next stdout line; fails the test (with the child's stderr) unless it starts with prefix."""
-        try:
-            line = self._lines.get(timeout=timeout_s)
-        except queue.Empty:
-            self.kill()
-            pytest.fail(f"child sent nothing within {timeout_s} s (expected {prefix!r}); stderr:\n{self.stderr()}")
+    def expect(self, prefix: str, timeout_s: float = 30.0, *, skip_other: bool = False) -> str:
+        """The next stdout line; fails the test (with the child's stderr) unless it starts with prefix.
+        ``skip_other``: pass over lines that do not (e.g. rospy's "master may not be running yet")."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                pytest.fail(f"child sent nothing within {timeout_s} s (expected {prefix!r}); stderr:\n{self.stderr()}")
+            if not (skip_other and line is not None and not line.startswith(prefix)):
+                break
         if line is None or not line.startswith(prefix):
             self.kill()
             pytest.fail(f"child sent {line!r}, expected {prefix!r}; stderr:\n{self.stderr()}")

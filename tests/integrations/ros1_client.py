@@ -19,6 +19,7 @@ from std_msgs.msg import String
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--namespace", required=True)
+    parser.add_argument("--reply-kind", default="agent.reply", help="event kind that carries the answer")
     args = parser.parse_args()
     ns = args.namespace
     rospy.init_node("edgevox_test_client", anonymous=True, disable_signals=True)
@@ -60,7 +61,7 @@ def main() -> int:
         return None
 
     pubs["text_input"].publish(String(data="hello robot"))
-    reply = receive("reply", lambda m: m.get("kind") == "agent.reply")
+    reply = receive("reply", lambda m: m.get("kind") == args.reply_kind)
     print(f"REPLY {reply}" if reply else "TIMEOUT reply", flush=True)
 
     pubs["skill/goal"].publish(String(data=json.dumps({"goal_id": "g1", "skill": "patrol", "args": {"laps": 100000}})))

@@ -71,6 +71,42 @@ def test_ros1_client_gets_replies_and_stops_a_running_skill(roscore, child_proce
     assert host.wait() == 0
 
 
+def test_edgevox_ros1_runs_a_config_as_a_node_answering_text_and_obeying_stop(roscore, tmp_path, child_process):
+    """`edgevox ros1 CONFIG --headless`: the whole App in a rospy node (started off the main
+    thread). A Debian-python rospy client is answered and its stop cancels the config's skill."""
+    config = tmp_path / "robot.yaml"
+    config.write_text(
+        """\
+name: ros1-app
+llm:
+  engine: edgevox.testing:ScriptedLLM
+  options: {default: "Hello from the ROS 1 node."}
+agents:
+  robot:
+    instructions: You drive the robot.
+    skills: ["cfg_sample_tools:patrol"]
+""",
+        encoding="utf-8",
+    )
+    ns = "/test/edgevox_app1"
+    host_env = dict(roscore, PYTHONPATH=os.pathsep.join([str(HERE.parent.parent), str(HERE.parent / "config")]))
+    host = child_process([PYTHON, "-m", "edgevox", "ros1", str(config), "--headless", "--namespace", ns], env=host_env)
+    client_env = dict(roscore, PYTHONPATH="")
+    client = child_process(
+        [DEBIAN_PYTHON, str(HERE / "ros1_client.py"), "--namespace", ns, "--reply-kind", "voice.turn_done"],
+        env=client_env,
+    )
+    reply = json.loads(client.expect("REPLY ", timeout_s=60, skip_other=True)[len("REPLY ") :])
+    assert reply["reply_text"] == "Hello from the ROS 1 node." and reply["status"] == "completed"
+    feedback = json.loads(client.expect("FEEDBACK ")[len("FEEDBACK ") :])
+    assert feedback["skill"] == "patrol"
+    result = json.loads(client.expect("RESULT ")[len("RESULT ") :])
+    assert result["status"] == "cancelled" and "e-stop from client" in result["error"]
+    assert client.wait() == 0
+    host.proc.send_signal(2)  # Ctrl-C: the node shuts down cleanly
+    assert host.wait(15) == 0, host.stderr()
+
+
 def test_no_master_is_a_bridge_error_not_a_hang(tmp_path, child_process):
     script = (
         "from edgevox.integrations.config import Ros1BridgeConfig\n"
