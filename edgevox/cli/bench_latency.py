@@ -8,8 +8,11 @@ audio out. The same run also measures:
 
 * barge-in: a second utterance starts while the reply plays; time from the first
   voiced frame to ``AudioOut.clear()`` (target <= 150 ms);
-* safety stop: a spoken "stop" during a reply; time from its transcript to every
-  cancellation being issued (target <= 100 ms), and to the turn having ended;
+* safety stop: a spoken "stop" during a reply, on a second loop with the default
+  half-duplex echo guard (with barge-in on, the speech onset would already have
+  interrupted the reply); time from its transcript to every cancellation being
+  issued (target <= 100 ms), and to the turn having ended, plus how each trial's
+  turn ended;
 * a naive baseline on the same clips: endpointing silence, then transcribe, then
   the whole reply, then the whole speech; and the ratio to the streaming loop.
 
@@ -132,6 +135,25 @@ def stop_clip(speech_dir: Path, tts: Any) -> np.ndarray:
     return resample(audio, rate, 16000)
 
 
+class _Tap:
+    """Every event of one bus, for the bench's own waits (an observer on the publisher's thread)."""
+
+    def __init__(self, bus: Any) -> None:
+        self._events: list[Any] = []
+        self._lock = threading.Lock()
+        bus.add_observer(self._record)
+
+    def _record(self, event: Any) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def seen(self, cls: type, **fields: Any) -> list[Any]:
+        with self._lock:
+            return [
+                e for e in self._events if isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items())
+            ]
+
+
 def _wait(predicate, timeout_s: float) -> bool:  # noqa: ANN001
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -148,7 +170,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     from edgevox.voice.chat_agent import ChatAgent
     from edgevox.voice.chunker import ChunkerSettings
     from edgevox.voice.defaults import load_default_engines
-    from edgevox.voice.events import FirstAudio, Interrupted, Stopped, TranscriptEvent, TurnDone
+    from edgevox.voice.events import Chunk, FirstAudio, Interrupted, Stopped, TranscriptEvent, TurnDone
     from edgevox.voice.latency import LatencyObserver, summarize
     from edgevox.voice.loop import VoiceLoop, VoiceSettings
     from edgevox.voice.segmenter import SegmenterSettings
@@ -166,32 +188,47 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     if not clips:
         raise ConfigError(f"bench latency: no clips with a transcript in {args.manifest or speech_dir}")
 
+    # One bus per loop: turn ids restart at 1 in every VoiceLoop.
     bus = EventBus("bench-latency")
     observer = LatencyObserver().attach(bus)
-    events: list[Any] = []
-    lock = threading.Lock()
+    tap = _Tap(bus)
+    seen = tap.seen
+    stop_bus = EventBus("bench-latency-stop")
+    stop_observer = LatencyObserver().attach(stop_bus)
+    stop_seen = _Tap(stop_bus).seen
 
-    def record(event: Any) -> None:
-        with lock:
-            events.append(event)
-
-    bus.add_observer(record)
-
-    def seen(cls: type, **fields: Any) -> list[Any]:
-        with lock:
-            return [e for e in events if isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items())]
-
-    settings = VoiceSettings(
-        segmenter=SegmenterSettings(end_silence_ms=args.end_silence_ms),
-        chunker=ChunkerSettings(first_fragment_max_words=args.first_fragment_words),
-        echo_guard="off",  # the null output has no acoustic path back to the microphone
+    defaults = VoiceSettings()
+    chunker = ChunkerSettings()
+    if args.first_fragment_words is not None:
+        chunker = ChunkerSettings(first_fragment_max_words=args.first_fragment_words)
+    segmenter = SegmenterSettings(
+        end_silence_ms=args.end_silence_ms,
+        pause_ms=args.pause_ms if args.pause_ms is not None else SegmenterSettings().pause_ms,
     )
-    mic = LiveMic()
-    out = NullOut(sample_rate_hz=engines.tts.sample_rate_hz, realtime=True)
-    loop = VoiceLoop(bus, engines.vad, engines.stt, agent, engines.tts, mic, out, settings)
-    loop.start()
+    speculative = defaults.speculative_stt if args.speculative is None else args.speculative
+    tts_priority_ms = defaults.tts_priority_ms if args.tts_priority_ms is None else args.tts_priority_ms
+
+    def make_loop(bus: Any, echo_guard: str, loop_agent: Any = agent) -> tuple[VoiceLoop, LiveMic]:
+        settings = VoiceSettings(
+            segmenter=segmenter,
+            chunker=chunker,
+            echo_guard=echo_guard,
+            speculative_stt=speculative,
+            tts_priority_ms=tts_priority_ms,
+        )
+        mic = LiveMic()
+        out = NullOut(sample_rate_hz=engines.tts.sample_rate_hz, realtime=True)
+        return VoiceLoop(bus, engines.vad, engines.stt, loop_agent, engines.tts, mic, out, settings), mic
+
     transcripts: list[tuple[str, str]] = []
     plain_turns: set[int] = set()
+    stop_to_done: list[float] = []
+    stop_trials: list[str] = []
+    """Per stop trial: how the talking turn ended ("stopped" is what is measured)."""
+    # Plain turns and barge-in: echo guard off (the null output has no acoustic path back to
+    # the microphone), so speech over the reply interrupts it.
+    loop, mic = make_loop(bus, "off")
+    loop.start()
     try:
         # 1. Plain turns: one utterance, wait for the whole reply to play.
         for expected, audio in clips:
@@ -210,25 +247,43 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
                 mic.play(audio)
                 _wait(lambda: mic.finished.is_set(), 30)
             loop.wait_idle(60)
-        # 3. Safety stop: say "stop" while the reply plays.
-        stop_audio = stop_clip(speech_dir, engines.tts)
-        stop_to_done: list[float] = []
-        for _ in range(args.stops):
-            before = len(seen(FirstAudio))
-            turn_id = loop.submit_text("Tell me a long story about a robot.")
-            if _wait(lambda b=before: len(seen(FirstAudio)) > b, 30):
-                n_stops = len(seen(Stopped))
-                mic.play(stop_audio)
-                if _wait(lambda n=n_stops: len(seen(Stopped)) > n, 30):
-                    _wait(lambda t=turn_id: bool(seen(TurnDone, turn_id=t)), 10)
-                    done = seen(TurnDone, turn_id=turn_id, status="stopped")
-                    heard = [e for e in seen(TranscriptEvent) if e.stop_phrase]
-                    if done and heard:
-                        stop_to_done.append(done[0].timestamp - heard[-1].timestamp)
-            loop.wait_idle(30)
     finally:
         report = loop.stop(10)
+    # 3. Safety stop: say "stop" while the reply plays, on a half-duplex loop (the default echo
+    # guard), where speech over the reply is only checked for stop phrases. With barge-in on,
+    # the speech onset would already have interrupted the turn and the stop path would have
+    # nothing left to cancel.
+    # Its own agent, with a one-exchange memory and a new topic per trial: with a longer
+    # history SmolLM2 answers a repeated request briefly, and the reply ends before "stop".
+    stop_agent = ChatAgent(engines.llm, max_tokens=args.max_tokens, max_history_turns=1)
+    stop_loop, stop_mic = make_loop(stop_bus, "half_duplex", stop_agent)
+    stop_loop.start()
+    try:
+        stop_audio = stop_clip(speech_dir, engines.tts)
+        topics = ("a robot", "the sea", "a city on Mars", "a lost cat", "a forest")
+        for trial in range(args.stops):
+            before = len(stop_seen(FirstAudio))
+            turn_id = stop_loop.submit_text(f"Tell me a long story about {topics[trial % len(topics)]}.")
+            if _wait(lambda b=before: len(stop_seen(FirstAudio)) > b, 30):
+                n_stops = len(stop_seen(Stopped))
+                stop_mic.play(stop_audio)
+                if _wait(lambda n=n_stops: len(stop_seen(Stopped)) > n, 30):
+                    _wait(lambda t=turn_id: bool(stop_seen(TurnDone, turn_id=t)), 10)
+                    done = stop_seen(TurnDone, turn_id=turn_id, status="stopped")
+                    heard = [e for e in stop_seen(TranscriptEvent) if e.stop_phrase]
+                    if done and heard:
+                        stop_to_done.append(done[0].timestamp - heard[-1].timestamp)
+                    ended = stop_seen(TurnDone, turn_id=turn_id)
+                    stop_trials.append(ended[0].status if ended else "turn still running")
+                else:
+                    stop_trials.append("no stop heard: " + repr([e.text for e in stop_seen(TranscriptEvent)][-1:]))
+            else:
+                stop_trials.append("no reply audio")
+            stop_loop.wait_idle(30)
+    finally:
+        stop_report = stop_loop.stop(10)
         bus.close()
+        stop_bus.close()
 
     # 4. Naive baseline on the same clips: endpointing, then each stage to completion.
     naive: list[float] = []
@@ -242,10 +297,26 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         naive.append(end_silence_s + time.perf_counter() - t)
 
     summary = observer.summary(turn_ids=plain_turns)
+    summary["stop_cancel"] = stop_observer.summary()["stop_cancel"]
     summary["stop_transcript->turn_done"] = summarize(stop_to_done)
-    summary["stt_compute"] = summarize([e.stt_s for e in seen(TranscriptEvent) if e.turn_id in plain_turns])
+    plain_transcripts = [e for e in seen(TranscriptEvent) if e.turn_id in plain_turns]
+    summary["stt_compute"] = summarize([e.stt_s for e in plain_transcripts])
     summary["naive_baseline"] = summarize(naive)
     loop_p50 = summary["speech_end->first_audio"].get("p50")
+    first_chunks = {e.turn_id: e.text for e in seen(Chunk) if e.index == 0}
+    trace = []
+    for turn in observer.turns():
+        if turn.turn_id not in plain_turns or "speech_end" not in turn.marks:
+            continue
+        origin = turn.marks["speech_end"]
+        trace.append(
+            {
+                "turn_id": turn.turn_id,
+                "ms_after_speech_end": {k: round((v - origin) * 1000) for k, v in turn.marks.items()},
+                "speculative_stt": any(e.speculative for e in plain_transcripts if e.turn_id == turn.turn_id),
+                "first_chunk": first_chunks.get(turn.turn_id, ""),
+            }
+        )
     return {
         "clips": len(clips),
         "load_s": load_s,
@@ -255,9 +326,18 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         "load_average_1min": os.getloadavg()[0],
         "cpu_count": os.cpu_count(),
         "transcripts": transcripts,
+        "speculative_transcripts": sum(1 for e in plain_transcripts if e.speculative),
+        "trace": trace,
         "barge_ins": len(seen(Interrupted)),
-        "clean_stop": report.clean,
-        "settings": {"end_silence_ms": args.end_silence_ms, "first_fragment_words": args.first_fragment_words},
+        "stop_trials": stop_trials,
+        "clean_stop": report.clean and stop_report.clean,
+        "settings": {
+            "end_silence_ms": segmenter.end_silence_ms,
+            "pause_ms": segmenter.pause_ms,
+            "speculative_stt": speculative,
+            "tts_priority_ms": tts_priority_ms,
+            "first_fragment_words": chunker.first_fragment_max_words,
+        },
     }
 
 
@@ -280,15 +360,25 @@ def _print(result: dict[str, Any]) -> None:
             f"{name:34s} {stats['n']:3d} {stats['p50'] * 1000:8.0f} {stats['p95'] * 1000:8.0f} "
             f"{stats['max'] * 1000:8.0f}  {verdict}"
         )
+    print(f"speculative transcripts: {result['speculative_transcripts']} of {len(result['transcripts'])} turns")
+    print("stop trials, how the talking turn ended: " + (", ".join(result["stop_trials"]) or "none"))
     ratio = result["ratio_naive_over_loop_p50"]
     if ratio:
         print(f"naive baseline / streaming loop (p50): {ratio:.2f}x")
     for expected, heard in result["transcripts"]:
         print(f"  said {expected!r:40s} heard {heard!r}")
+    print("settings: " + ", ".join(f"{k}={v}" for k, v in result["settings"].items()))
+    if result.get("trace_requested"):
+        print("per turn, ms after the last voiced frame:")
+        for row in result["trace"]:
+            marks = " ".join(f"{k}={v}" for k, v in row["ms_after_speech_end"].items() if k != "speech_end")
+            spec = " (speculative STT)" if row["speculative_stt"] else ""
+            print(f"  turn {row['turn_id']:3d}: {marks}{spec}  first chunk {row['first_chunk']!r}")
 
 
 def _run(args: argparse.Namespace) -> int:
     result = run_bench(args)
+    result["trace_requested"] = bool(args.trace)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -307,10 +397,31 @@ def add_latency_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--clips", type=int, default=6, help="use at most this many clips (0 = all)")
     p.add_argument("--barge-ins", type=int, default=3, help="barge-in trials")
     p.add_argument("--stops", type=int, default=3, help="safety-stop trials")
-    p.add_argument("--end-silence-ms", type=int, default=300, help="endpointing silence (counts in the latency)")
     p.add_argument(
-        "--first-fragment-words", type=int, default=0, help="chunker: force the first fragment after N words"
+        "--end-silence-ms", type=int, default=300, help="endpointing silence (counts in the latency; default 300)"
     )
+    p.add_argument(
+        "--pause-ms", type=int, default=None, help="silence before speculative STT starts (default: the segmenter's)"
+    )
+    p.add_argument(
+        "--speculative",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="speculative STT at pauses (default: on, as in VoiceSettings)",
+    )
+    p.add_argument(
+        "--tts-priority-ms",
+        type=int,
+        default=None,
+        help="pause the LLM while TTS runs with less than this much audio buffered (0 = off; default: VoiceSettings)",
+    )
+    p.add_argument(
+        "--first-fragment-words",
+        type=int,
+        default=None,
+        help="chunker: force the first fragment after N words (0 = off; default: ChunkerSettings)",
+    )
+    p.add_argument("--trace", action="store_true", help="also print every plain turn's marks")
     p.add_argument("--max-tokens", type=int, default=60, help="reply length limit")
     p.add_argument("--speech-dir", default=str(DEFAULT_SPEECH_DIR), help="folder of the built-in clips")
     p.add_argument("--json", action="store_true", help="print the results as JSON")

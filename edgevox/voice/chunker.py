@@ -41,9 +41,11 @@ _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 class ChunkerSettings:
     first_clause_min_words: int = 3
     """Words needed before a clause mark releases the first fragment (0 = no early fragment)."""
-    first_fragment_max_words: int = 0
+    first_fragment_max_words: int = 4
     """If > 0 and no clause or sentence mark came yet, release the first fragment after this many
-    words anyway (lower latency on long first sentences, slightly flatter prosody). 0 = off."""
+    words anyway (lower latency on long first sentences, slightly flatter prosody). 0 = off.
+    Each word costs ~12 ms of SmolLM2 decoding and ~15 ms of Piper on 2 cores before the first
+    sound; 4 words keep the fragment a phrase ("I can help you") rather than a word."""
     min_chunk_chars: int = 2
     """Shorter pieces (stray punctuation) are merged into the next chunk."""
     max_chars: int = 220

@@ -74,6 +74,9 @@ class TranscriptEvent(VoiceEvent):
     stt_s: float = 0.0
     """Seconds spent transcribing (0 for typed text)."""
     stop_phrase: str = ""
+    speculative: bool = False
+    """True if STT ran on the audio up to a pause, before the endpoint fired (the endpoint then
+    confirmed that nothing voiced followed), so ``stt_s`` was spent while the user was silent."""
 
 
 @dataclass(kw_only=True)

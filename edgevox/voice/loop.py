@@ -595,11 +595,13 @@ class VoiceLoop:
                 if self._utterances:
                     utt = self._utterances.popleft()
                     final = True
-                    speculation, self._spec_result = self._spec_result, None
+                    speculation = self._spec_result
+                    if speculation is not None and speculation.turn_id <= utt.turn_id:
+                        self._spec_result = None  # used now or stale; a later turn's result stays
                     if speculation is not None and (
                         speculation.turn_id != utt.turn_id or speculation.samples != utt.pause_samples
                     ):
-                        speculation = None  # speech went on after that pause: stale
+                        speculation = None  # another turn's, or speech went on after that pause
                 else:
                     utt, self._spec_job = self._spec_job, None  # type: ignore[assignment]
                     final = False
@@ -728,6 +730,10 @@ class VoiceLoop:
                     self._publish(Token(turn_id=request.turn_id, text=delta))
                     for piece in chunker.feed(delta):
                         index = self._emit_chunk(audio, index, piece)
+                    if index:
+                        # Before pulling the next token: let TTS have the CPU while it is
+                        # synthesizing with little audio buffered (see module docstring).
+                        self.speaker.yield_to_tts(audio, self.settings.tts_priority_ms)
                 if not token.cancelled:
                     for piece in chunker.flush():
                         index = self._emit_chunk(audio, index, piece)

@@ -52,9 +52,13 @@ class SegmenterSettings:
     """Consecutive unvoiced audio that ends an utterance."""
     max_utterance_s: float = 15.0
     """Longest utterance handed to STT; longer speech is cut and continues in a new one."""
-    pause_ms: int = 100
+    pause_ms: int = 60
     """Silence after which the audio so far is offered for speculative transcription
-    (:class:`SegmentPause`); 0 = never. Only used when smaller than ``end_silence_ms``."""
+    (:class:`SegmentPause`); 0 = never. Only used when smaller than ``end_silence_ms``.
+    Every millisecond here is on the critical path (STT starts after it); shorter pauses
+    also occur inside words. With webrtcvad (aggressiveness 2) on ../shared/speech, 60 ms
+    gave 1.23 speculations per utterance (100 ms: 1.17), and a stale speculation delayed
+    the final transcript in 3 of 91 utterances (100 ms: 2)."""
 
     def __post_init__(self) -> None:
         if self.frame_ms not in VALID_FRAME_MS:

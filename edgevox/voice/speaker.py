@@ -16,6 +16,10 @@ Positions: every written sample gets an absolute output position
 *spoken* once ``played_samples >= end_pos`` - only fully played chunks enter the
 history after a barge-in or stop.
 
+TTS priority: :meth:`yield_to_tts` lets the turn worker pause the LLM while
+this turn's audio is being synthesized and little of it is buffered (2 cores
+cannot run both at full speed; the first sound matters more than the next token).
+
 Stale work: :meth:`halt` (barge-in, safety stop) marks the turn halted, clears
 the output and drops its queued chunks *under the speaker lock*, and the TTS
 thread re-checks ``halted`` under the same lock before every write, so no sample
@@ -99,6 +103,8 @@ class Speaker:
         self._cond = threading.Condition(self._lock)
         self._queue: deque[tuple[TurnAudio, int, object]] = deque()
         self._current: TurnAudio | None = None
+        self._synthesizing: TurnAudio | None = None
+        """The turn whose chunk the TTS thread is synthesizing now."""
         self._write_pos = 0
         self._busy = False
         self._stopping = threading.Event()
@@ -146,6 +152,51 @@ class Speaker:
         with self._cond:
             self._queue.append((turn, -1, _END))
             self._cond.notify_all()
+
+    def yield_to_tts(self, turn: TurnAudio, buffered_ms: float) -> float:
+        """Turn worker: block while ``turn`` has a chunk queued or being synthesized and less than
+        ``buffered_ms`` of its audio is waiting to play; returns the seconds waited.
+
+        Ends early when the turn is halted or its token cancelled, or the speaker stops.
+        """
+        if buffered_ms <= 0:
+            return 0.0
+        threshold = int(self.audio_out.sample_rate_hz * buffered_ms / 1000)
+        with self._cond:
+            if not self._must_yield(turn, threshold):
+                return 0.0  # the common case, once per token: no callback registered
+        start = time.perf_counter()
+
+        def wake(_reason: str) -> None:
+            with self._cond:
+                self._cond.notify_all()
+
+        remove = turn.token.on_cancel(wake)
+        try:
+            with self._cond:
+                while self._must_yield(turn, threshold):
+                    # Woken by every write, chunk end, halt and cancel; the timeout only bounds
+                    # the wait if an output device stops counting played samples.
+                    self._cond.wait(0.5)
+        finally:
+            remove()
+        return time.perf_counter() - start
+
+    def _must_yield(self, turn: TurnAudio, threshold: int) -> bool:
+        """Caller holds the lock."""
+        return (
+            not turn.halted
+            and not turn.token.cancelled
+            and not self._stopping.is_set()
+            and self._tts_pending(turn)
+            and self._write_pos - self.audio_out.played_samples < threshold
+        )
+
+    def _tts_pending(self, turn: TurnAudio) -> bool:
+        """Caller holds the lock: a chunk of ``turn`` is being synthesized or waits for TTS."""
+        if self._synthesizing is turn:
+            return True
+        return any(item[0] is turn and item[2] is not _END for item in self._queue)
 
     def finish_turn(self, turn: TurnAudio) -> None:
         """The turn worker is done with ``turn`` (after played_out or cancellation)."""
@@ -226,12 +277,18 @@ class Speaker:
             if turn.halted or turn.token.cancelled:
                 continue  # stale: the turn was interrupted or stopped
             spoken = clean_for_speech(str(text))
+            with self._cond:
+                self._synthesizing = turn
             try:
                 self._synthesize(turn, index, spoken, out_rate)
             except Exception as exc:  # noqa: BLE001 - a TTS failure must not kill the thread
                 self._on_error("tts", exc)
                 with self._cond:
                     turn.chunks[index].end_pos = None
+            finally:
+                with self._cond:
+                    self._synthesizing = None
+                    self._cond.notify_all()
 
     def _synthesize(self, turn: TurnAudio, index: int, spoken: str, out_rate: int) -> None:
         chunk = turn.chunks[index]

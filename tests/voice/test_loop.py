@@ -13,6 +13,7 @@ from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import ErrorEvent, InterruptEvent, StopEvent
 from edgevox.testing import FakeAudioIn, FakeSTT, FakeTTS, FakeVAD, MemoryAudioOut, ScriptedLLM, split_tokens
 from edgevox.voice.chat_agent import ChatAgent
+from edgevox.voice.chunker import ChunkerSettings
 from edgevox.voice.events import (
     AudioDevice,
     Chunk,
@@ -37,6 +38,8 @@ REPLY = f"{FIRST} {SECOND}"
 
 
 def make_loop(bus, *, llm=None, stt=None, tts=None, audio_in=None, audio_out=None, agent=None, **settings):
+    # These scripts reason in whole sentences: no forced short first fragment unless a test asks.
+    settings.setdefault("chunker", ChunkerSettings(first_fragment_max_words=0))
     llm = llm or ScriptedLLM(default=REPLY)
     agent = agent or ChatAgent(llm)
     loop = VoiceLoop(

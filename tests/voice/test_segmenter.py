@@ -7,7 +7,14 @@ import pytest
 
 from edgevox.voice.echo import PlaybackReference
 from edgevox.voice.latency import LatencyObserver, percentile
-from edgevox.voice.segmenter import FrameSplitter, SegmentEnd, Segmenter, SegmenterSettings, SegmentStart
+from edgevox.voice.segmenter import (
+    FrameSplitter,
+    SegmentEnd,
+    Segmenter,
+    SegmenterSettings,
+    SegmentPause,
+    SegmentStart,
+)
 from edgevox.voice.vocabulary import vocabulary_for
 
 FRAME = 320  # 20 ms at 16 kHz
@@ -30,7 +37,8 @@ def test_short_click_does_not_start_an_utterance():
 
 
 def test_start_after_min_speech_and_end_after_silence_with_pre_roll():
-    seg = Segmenter(SegmenterSettings(frame_ms=20, pre_roll_ms=100, min_speech_ms=100, end_silence_ms=200), 16000)
+    settings = SegmenterSettings(frame_ms=20, pre_roll_ms=100, min_speech_ms=100, end_silence_ms=200, pause_ms=0)
+    seg = Segmenter(settings, 16000)
     events = run(seg, "." * 10 + "x" * 20 + "." * 10)
     (i_start, start), (i_end, end) = events
     assert isinstance(start, SegmentStart) and i_start == 14
@@ -44,7 +52,45 @@ def test_start_after_min_speech_and_end_after_silence_with_pre_roll():
 def test_pauses_shorter_than_end_silence_stay_in_one_utterance():
     seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=60, end_silence_ms=200), 16000)
     events = run(seg, "xxxxx" + "....." + "xxxxx" + "." * 12)
+    kinds = [type(e).__name__ for _, e in events if not isinstance(e, SegmentPause)]
+    assert kinds == ["SegmentStart", "SegmentEnd"]
+
+
+def test_pause_offers_the_audio_so_far_and_the_end_confirms_it():
+    settings = SegmenterSettings(frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=200, pause_ms=60)
+    seg = Segmenter(settings, 16000)
+    events = run(seg, "xxxxx" + "." * 10)
+    (_, start), (i_pause, pause), (i_end, end) = events
+    assert isinstance(pause, SegmentPause) and i_pause == 5 + 2  # the third silent frame
+    assert pause.audio.shape[0] == (5 + 3) * FRAME
+    assert pause.last_voiced_at == pytest.approx(5 * 0.02)
+    assert isinstance(end, SegmentEnd) and i_end == 14
+    # Everything after the pause's audio is silence: its transcript stands for the utterance.
+    assert end.pause_samples == pause.audio.shape[0]
+    np.testing.assert_array_equal(end.audio[: end.pause_samples], pause.audio)
+    assert not end.audio[end.pause_samples :].any()
+
+
+def test_speech_after_a_pause_makes_it_stale_and_a_later_pause_counts():
+    settings = SegmenterSettings(frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=200, pause_ms=60)
+    seg = Segmenter(settings, 16000)
+    events = run(seg, "xxxxx" + "...." + "xxx" + "." * 10)
+    pauses = [e for _, e in events if isinstance(e, SegmentPause)]
+    (end,) = [e for _, e in events if isinstance(e, SegmentEnd)]
+    assert len(pauses) == 2  # one per silence run
+    assert end.pause_samples == pauses[1].audio.shape[0] != pauses[0].audio.shape[0]
+    # Resumed speech and no later pause: nothing stands for the utterance.
+    seg2 = Segmenter(settings, 16000)
+    events2 = run(seg2, "xxxxx" + "...." + "xxxx")
+    assert any(isinstance(e, SegmentPause) for _, e in events2)
+    assert seg2.flush().pause_samples == 0
+
+
+def test_pause_not_shorter_than_end_silence_is_never_offered():
+    settings = SegmenterSettings(frame_ms=20, min_speech_ms=60, end_silence_ms=100, pause_ms=100)
+    events = run(Segmenter(settings, 16000), "xxxxx" + "." * 8)
     assert [type(e).__name__ for _, e in events] == ["SegmentStart", "SegmentEnd"]
+    assert events[1][1].pause_samples == 0
 
 
 def test_max_length_cuts_and_speech_continues_in_a_new_utterance():

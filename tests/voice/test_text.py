@@ -26,6 +26,17 @@ def test_first_fragment_is_a_clause_then_whole_sentences():
     ]
 
 
+def test_a_long_first_sentence_is_cut_after_four_words_by_default():
+    text = "I am going to the kitchen to get you a glass of water. It is cold."
+    assert chunk_stream(text) == ["I am going to", "the kitchen to get you a glass of water.", "It is cold."]
+    # Off: the first fragment waits for a clause or sentence mark.
+    assert chunk_stream(text, ChunkerSettings(first_fragment_max_words=0))[0] == text.split(" It")[0]
+    # A word is complete only when the next one starts, so "to" alone is not yet released.
+    chunker = Chunker()
+    assert chunker.feed("I am going to") == []
+    assert chunker.feed(" the") == ["I am going to"]
+
+
 def test_a_short_clause_does_not_release_the_first_fragment():
     assert chunk_stream("Yes, I can. Going now.") == ["Yes, I can.", "Going now."]
 
