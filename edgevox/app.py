@@ -211,6 +211,7 @@ class App:
     @staticmethod
     def _make_loop(config: AppConfig, bus: EventBus, engines: Engines, agent: Any, *, text_in: bool) -> Any:
         from edgevox.runtime.context import AgentContext
+        from edgevox.voice.chunker import ChunkerSettings
         from edgevox.voice.loop import VoiceLoop, VoiceSettings
         from edgevox.voice.segmenter import SegmenterSettings
 
@@ -221,9 +222,13 @@ class App:
             min_speech_ms=ep.min_speech_ms,
             end_silence_ms=ep.end_silence_ms,
             max_utterance_s=ep.max_utterance_s,
+            pause_ms=ep.pause_ms,
         )
         settings = VoiceSettings(
             segmenter=segmenter,
+            chunker=ChunkerSettings(first_fragment_max_words=config.voice.first_fragment_words),
+            speculative_stt=config.voice.speculative_stt,
+            tts_priority_ms=config.voice.tts_priority_ms,
             echo_guard=config.voice.echo_guard,
             echo_tail_ms=config.voice.echo_tail_ms,
             energy_gate_ratio=config.voice.energy_gate_ratio,

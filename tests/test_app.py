@@ -208,3 +208,19 @@ agents:
         assert {t.name for t in app.agents["robot"].tools} == {"add", "patrol"}
     finally:
         assert app.stop(2.0) or app._state == "built"
+
+
+def test_latency_settings_from_config_reach_the_voice_loop():
+    default = build("", ScriptedLLM(default="x")).loop.settings
+    assert default.speculative_stt and default.tts_priority_ms == 400
+    assert default.segmenter.pause_ms == 60 and default.chunker.first_fragment_max_words == 4
+    tuned = build(
+        """\
+endpointing: {pause_ms: 0, end_silence_ms: 500}
+voice: {speculative_stt: false, tts_priority_ms: 0, first_fragment_words: 0}
+""",
+        ScriptedLLM(default="x"),
+    ).loop.settings
+    assert not tuned.speculative_stt and tuned.tts_priority_ms == 0
+    assert tuned.segmenter.pause_ms == 0 and tuned.segmenter.end_silence_ms == 500
+    assert tuned.chunker.first_fragment_max_words == 0

@@ -146,6 +146,10 @@ class EndpointingConfig(Section):
         description="Silence that ends an utterance, in milliseconds (trades latency against cutting the user off).",
     )
     max_utterance_s: PosFloat = Field(15.0, description="An utterance is cut after this many seconds.")
+    pause_ms: NonNegInt = Field(
+        60,
+        description="Silence after which the audio so far is transcribed speculatively (before `end_silence_ms` confirms the end), in milliseconds; 0 = never. Used only with `voice.speculative_stt`.",
+    )
 
 
 # --- audio -------------------------------------------------------------------------------------
@@ -216,7 +220,7 @@ class AudioConfig(Section):
 
 
 class VoiceConfig(Section):
-    """Turn taking: barge-in and the echo guard."""
+    """Turn taking (barge-in, the echo guard) and the latency trade-offs of the loop."""
 
     barge_in: StrictBool = Field(
         True, description="User speech during playback stops the robot and cancels the reply (not in `half_duplex`)."
@@ -232,6 +236,18 @@ class VoiceConfig(Section):
         2.0, description="`energy_gate`: speech must be this many times louder (RMS) than the playback."
     )
     session_id: StrictStr = Field("default", description="Conversation id of the voice session.")
+    speculative_stt: StrictBool = Field(
+        True,
+        description="Transcribe during the end-of-speech silence (at `endpointing.pause_ms`) so the transcript is ready when the endpoint fires; costs CPU when the user only paused.",
+    )
+    tts_priority_ms: NonNegInt = Field(
+        400,
+        description="The LLM pauses while the reply's next chunk is synthesized and less than this much audio is buffered, in milliseconds; 0 = never (on 2 cores the first sound comes sooner).",
+    )
+    first_fragment_words: NonNegInt = Field(
+        4,
+        description="Speak the first this-many words at once if no clause or sentence mark came yet; 0 = wait for a clause mark.",
+    )
 
 
 class SafetyConfig(Section):
