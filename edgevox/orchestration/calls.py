@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -179,6 +179,103 @@ def _run_with_timeout(
     if isinstance(item, BaseException):
         raise item
     return item
+
+
+def stream_call(
+    agent: Any,
+    task: str,
+    ctx: AgentContext,
+    *,
+    timeout_s: float | None = None,
+    **child_fields: Any,
+) -> Generator[Any, None, AgentOutcome]:
+    """:func:`call_agent` for the agent that speaks the answer: yields the agent's events
+    (``ReplyDelta`` pieces as they are generated) and returns its :class:`AgentOutcome`.
+
+    Use it as ``outcome = yield from stream_call(...)``. Same semantics as
+    :func:`call_agent` (child context, failures become ``ok=False`` outcomes, the
+    caller's cancellation raises :class:`Cancelled`), but the agent runs on the
+    consuming thread so its reply can be spoken while it is generated. ``timeout_s``
+    cancels the child's token from a timer (thread ``edgevox-timeout-<agent>``): the
+    outcome then has ``timed_out`` and the text generated so far. An agent without
+    ``stream`` is called with :func:`call_agent` and its answer yielded in one piece.
+    Closing the generator (barge-in) closes the agent's stream.
+    """
+    from edgevox.agents.events import ReplyDelta
+
+    name = agent_name(agent)
+    if not callable(getattr(agent, "stream", None)):
+        outcome = call_agent(agent, task, ctx, timeout_s=timeout_s, **child_fields)
+        if outcome.text:
+            yield ReplyDelta(source=name, text=outcome.text)
+        return outcome
+    ctx.cancel_token.raise_if_cancelled()
+    child = ctx.child(agent_name=name, **child_fields)
+    started = time.monotonic()
+    timed_out = threading.Event()
+    timer: threading.Timer | None = None
+    if timeout_s is not None:
+
+        def expire() -> None:
+            timed_out.set()
+            child.cancel_token.cancel(f"{name} timed out after {timeout_s:g} s")
+
+        timer = threading.Timer(timeout_s, expire)
+        timer.name, timer.daemon = f"edgevox-timeout-{name}", True
+        timer.start()
+    parts: list[str] = []
+
+    def outcome_of(raw: Any, error: str = "") -> AgentOutcome:
+        if timed_out.is_set() and not error:
+            error = f"timed out after {timeout_s:g} s"
+        text = result_text(raw) if raw is not None else "".join(parts)
+        error = error or result_error(raw)
+        return AgentOutcome(
+            name,
+            text,
+            ok=not error,
+            error=error,
+            timed_out=timed_out.is_set(),
+            duration_s=time.monotonic() - started,
+            raw=raw,
+        )
+
+    run: Any = None
+    try:
+        run = agent.stream(task, child)
+        for item in run:
+            event = ReplyDelta(source=name, text=item) if isinstance(item, str) else item
+            if isinstance(event, ReplyDelta):
+                parts.append(event.text)
+            yield event
+        result = getattr(run, "result", None)
+        raw = result() if callable(result) else "".join(parts)
+    except Cancelled:
+        if ctx.cancel_token.cancelled:
+            raise
+        return outcome_of(None, "" if timed_out.is_set() else "cancelled")
+    except Exception as exc:  # noqa: BLE001 - a failing agent becomes an outcome the caller reports
+        return outcome_of(None, f"{type(exc).__name__}: {exc}")
+    finally:
+        close = getattr(run, "close", None)
+        if callable(close):
+            close()
+        if timer is not None:
+            timer.cancel()
+            timer.join(1.0)
+        child.cancel_token.detach()
+    if ctx.cancel_token.cancelled:
+        raise Cancelled(ctx.cancel_token.reason)
+    return outcome_of(raw)
+
+
+def drain(gen: Generator[Any, None, Any]) -> Any:
+    """Run a generator to its end, dropping what it yields; its return value."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
 
 
 def one_piece_stream(run: Callable[[], Any], source: str) -> Any:

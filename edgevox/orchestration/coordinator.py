@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from edgevox.agents.base import AgentResult, AgentStream
-from edgevox.orchestration.calls import AgentOutcome, call_agent, one_piece_stream
+from edgevox.orchestration.calls import AgentOutcome, call_agent, drain, stream_call
 from edgevox.orchestration.events import Routed, SupervisorObserved, TurnAnswered, UserTurn
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.routing import ConversationRouter
@@ -125,8 +125,9 @@ class Coordinator:
         return self.handle(task, ctx if ctx is not None else AgentContext())
 
     def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
-        """The agent streaming protocol; the answer arrives as one ``ReplyDelta``."""
-        return one_piece_stream(lambda: self.run(task, ctx), self.name)
+        """The agent streaming protocol: the answering agent's events as it runs (its reply
+        as ``ReplyDelta`` pieces while it is generated, so the voice loop speaks at once)."""
+        return AgentStream(self._turn(task, ctx if ctx is not None else AgentContext()))
 
     def state(self, session_id: str) -> ConversationState:
         return self.store.state(session_id)
@@ -135,13 +136,19 @@ class Coordinator:
 
     def handle(self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user") -> TurnResult:
         """Answer one user turn of ``ctx.session_id`` (on the calling thread)."""
+        return drain(self._turn(text, ctx, intent=intent, source=source))
+
+    def _turn(
+        self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user"
+    ) -> Generator[Any, None, TurnResult]:
+        """One turn as a generator: yields the answering agent's events, returns the result."""
         session = ctx.session_id
         turn = UserTurn(source=source, session_id=session, text=text, intent=intent)
         if self.router.is_agent_output(turn):
             return TurnResult("", "", why="agent-output")
         strategy = self.strategy_for(session)
         if strategy is not None:
-            outcome = call_agent(strategy, text, ctx, timeout_s=self.timeout_s)
+            outcome = yield from stream_call(strategy, text, ctx, timeout_s=self.timeout_s)
             self._reply(session, getattr(strategy, "name", "strategy"), outcome.text, outcome.ok)
             return TurnResult(
                 outcome.text, outcome.agent, ok=outcome.ok, why="strategy", error=outcome.error, steps=[outcome]
@@ -170,14 +177,21 @@ class Coordinator:
         task = f"{context}\n\nUser: {text}" if context else text
         scratch_key = f"scratch/{agent}"
         scratch = self.store.get_record(session, scratch_key) or {}
-        outcome = call_agent(
-            self.agents[agent],
-            task,
-            ctx,
-            timeout_s=self.timeout_s,
-            deps={**ctx.deps, HANDOFF_DEP: self.handoff},
-            state=scratch,
-        )
+        try:
+            outcome = yield from stream_call(
+                self.agents[agent],
+                task,
+                ctx,
+                timeout_s=self.timeout_s,
+                deps={**ctx.deps, HANDOFF_DEP: self.handoff},
+                state=scratch,
+            )
+        except GeneratorExit:
+            # The listener stopped reading (barge-in): the agent's turn is over, and a
+            # handoff it made before its reply still stands.
+            self.store.put_record(session, scratch_key, _jsonable(scratch))
+            self.handoff.commit(session)
+            raise
         self.store.put_record(session, scratch_key, _jsonable(scratch))
         new_state = self.handoff.commit(session) or self.store.state(session)
         self._reply(session, agent, outcome.text, outcome.ok)

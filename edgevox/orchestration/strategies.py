@@ -27,13 +27,14 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.agents.events import ReplyDelta
 from edgevox.errors import Cancelled
-from edgevox.orchestration.calls import AgentOutcome, agent_name, call_agent, one_piece_stream
+from edgevox.orchestration.calls import AgentOutcome, agent_name, call_agent, drain, one_piece_stream, stream_call
 from edgevox.orchestration.delegation import (
     ACTIVE,
     CANCELLED,
@@ -93,6 +94,13 @@ class Orchestration(ABC):
         """Run one agent (child context, this strategy's timeout). Raises only ``Cancelled``."""
         return call_agent(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
 
+    def stream_call(
+        self, agent: Any, task: str, ctx: AgentContext, **child_fields: Any
+    ) -> Generator[Any, None, AgentOutcome]:
+        """:meth:`call` for the agent whose reply is the answer: yields its events as it runs
+        (``outcome = yield from self.stream_call(...)``), so the reply can be spoken at once."""
+        return stream_call(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
+
     def store_for(self, ctx: AgentContext) -> SessionStore:
         """Where per-session records live: the context's blackboard, else this strategy's own store."""
         return SessionStore(ctx.blackboard) if ctx.blackboard is not None else self._store
@@ -124,7 +132,11 @@ class Pipeline(Orchestration):
 
     def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
         ctx = ctx if ctx is not None else AgentContext()
-        return self._run_from(task, ctx, [])
+        return drain(self._run_from(task, ctx, []))
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        """Earlier stages run to the end; the last stage's reply streams as it is generated."""
+        return AgentStream(self._run_from(task, ctx if ctx is not None else AgentContext(), []))
 
     def resume(self, ctx: AgentContext) -> OrchestrationResult | None:
         """Continue the session's cancelled run from the next step (None if none is kept)."""
@@ -132,18 +144,24 @@ class Pipeline(Orchestration):
         if record is None:
             return None
         done = [AgentOutcome(s["agent"], s["text"]) for s in record["completed"]]
-        return self._run_from(record["task"], ctx, done)
+        return drain(self._run_from(record["task"], ctx, done))
 
     def suspended(self, ctx: AgentContext) -> dict[str, Any] | None:
         return self.store_for(ctx).get_record(ctx.session_id, self._record())
 
-    def _run_from(self, task: str, ctx: AgentContext, done: list[AgentOutcome]) -> OrchestrationResult:
+    def _run_from(
+        self, task: str, ctx: AgentContext, done: list[AgentOutcome]
+    ) -> Generator[Any, None, OrchestrationResult]:
         store = self.store_for(ctx)
         steps = list(done)
+        last = self.agents[-1]
         for agent in self.agents[len(done) :]:
             step_task = task if not steps else f"User request: {task}\n{steps[-1].agent} said: {steps[-1].text}"
             try:
-                outcome = self.call(agent, step_task, ctx)
+                if agent is last:
+                    outcome = yield from self.stream_call(agent, step_task, ctx)
+                else:
+                    outcome = self.call(agent, step_task, ctx)
             except Cancelled as exc:
                 record = {"task": task, "completed": [{"agent": s.agent, "text": s.text} for s in steps]}
                 store.put_record(ctx.session_id, self._record(), record)
@@ -156,8 +174,14 @@ class Pipeline(Orchestration):
             steps.append(outcome)
             if not outcome.ok:
                 store.put_record(ctx.session_id, self._record(), None)
+                if agent is last and outcome.text:
+                    answer = outcome.text  # part of the reply was streamed (and maybe spoken)
+                else:
+                    answer = steps[-2].text if len(steps) > 1 else ""  # the best answer there is
+                    if answer:
+                        yield ReplyDelta(source=self.name, text=answer)
                 return OrchestrationResult(
-                    steps[-2].text if len(steps) > 1 else "",
+                    answer,
                     ok=False,
                     agent=outcome.agent,
                     steps=steps,
@@ -277,12 +301,20 @@ class Supervisor(Orchestration):
         )
 
     def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        ctx = ctx if ctx is not None else AgentContext()
+        return drain(self._respond(task, ctx if ctx is not None else AgentContext()))
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        """Workers run to the end; the supervisor's own answer streams as it is generated."""
+        return AgentStream(self._respond(task, ctx if ctx is not None else AgentContext()))
+
+    def _respond(self, task: str, ctx: AgentContext) -> Generator[Any, None, OrchestrationResult]:
         if not self.async_delivery:
-            return self._answer(task, ctx)
-        return OrchestrationResult(
+            return (yield from self._answer(task, ctx))
+        result = OrchestrationResult(
             self.acknowledgement, agent=self.supervisor_name, handles=[self._start_async(task, ctx)]
         )
+        yield ReplyDelta(source=self.name, text=self.acknowledgement)
+        return result
 
     def _start_async(self, task: str, ctx: AgentContext) -> DelegationHandle:
         """Answer on a worker thread (``edgevox-supervisor-async``) in a child context (a safety
@@ -292,7 +324,7 @@ class Supervisor(Orchestration):
 
         def work() -> None:
             try:
-                result = self._answer(task, child)
+                result = drain(self._answer(task, child))
                 handle.output, handle.status = result.text, COMPLETED
                 self.delivery.submit(result.text, session_id=ctx.session_id, source=self.name)
             except Cancelled as exc:
@@ -324,7 +356,7 @@ class Supervisor(Orchestration):
         left = [t.name for t in threads if t.is_alive()]
         return left + self.delegator.close(max(0.0, deadline - time.monotonic()))
 
-    def _answer(self, task: str, ctx: AgentContext) -> OrchestrationResult:
+    def _answer(self, task: str, ctx: AgentContext) -> Generator[Any, None, OrchestrationResult]:
         steps: list[AgentOutcome] = []
         sub_task = task
         if self.refine_task:
@@ -337,7 +369,9 @@ class Supervisor(Orchestration):
         if not self.auto_delegate:
             deps = {**ctx.deps, DELEGATOR_DEP: self.delegator}
             workers = ", ".join(self.workers)
-            final = self.call(self.supervisor, f"{sub_task}\n(You can delegate to: {workers}.)", ctx, deps=deps)
+            final = yield from self.stream_call(
+                self.supervisor, f"{sub_task}\n(You can delegate to: {workers}.)", ctx, deps=deps
+            )
             steps.append(final)
             return OrchestrationResult(
                 final.text, ok=final.ok, agent=self.supervisor_name, steps=steps, error=final.error
@@ -348,16 +382,23 @@ class Supervisor(Orchestration):
             f"- {r['agent']}: {r['output']}" if r["ok"] else f"- {r['agent']} did not answer ({r['error']})"
             for r in results
         ]
-        synthesis = self.call(
+        synthesis = yield from self.stream_call(
             self.supervisor,
             f"User request: {task}\nYour workers reported:\n" + "\n".join(lines) + "\nAnswer the user.",
             ctx,
         )
         steps.append(synthesis)
-        text = synthesis.text if synthesis.ok else "\n".join(f"{r['agent']}: {r['output']}" for r in results if r["ok"])
+        text = synthesis.text
+        if not synthesis.ok and not text:
+            # The supervisor could not answer: the workers' own words are the answer.
+            text = "\n".join(f"{r['agent']}: {r['output']}" for r in results if r["ok"])
+            if text:
+                yield ReplyDelta(source=self.name, text=text)
         if missing:
             # Say so in words the user hears, whatever the model wrote.
-            text = f"{text} (I could not get an answer from {', '.join(missing)}, so this may be incomplete.)".strip()
+            note = f"(I could not get an answer from {', '.join(missing)}, so this may be incomplete.)"
+            yield ReplyDelta(source=self.name, text=f" {note}" if text else note)
+            text = f"{text} {note}".strip()
         return OrchestrationResult(
             text,
             ok=bool(text),

@@ -1,0 +1,166 @@
+"""Orchestrated answers stream: the agent that speaks the answer (the routed agent, a
+pipeline's last stage, a supervisor's synthesis) yields its reply while it generates,
+so the voice loop can start speaking before the reply is finished."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.agents.events import ReplyDelta
+from edgevox.errors import Cancelled
+from edgevox.orchestration import Coordinator, Pipeline, Supervisor
+from edgevox.orchestration.calls import stream_call
+from edgevox.runtime.context import AgentContext
+
+from .conftest import ScriptedAgent
+
+
+class Streamer:
+    """Streams ``first``, then waits for ``release`` (or its cancel token), then streams ``rest``."""
+
+    def __init__(self, name: str, first: str = "Hello", rest: str = " there.") -> None:
+        self.name = name
+        self.first, self.rest = first, rest
+        self.release = threading.Event()
+        self.closed = threading.Event()
+        self.tasks: list[str] = []
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        ctx = ctx or AgentContext()
+        self.tasks.append(task)
+
+        def gen() -> Iterator[ReplyDelta]:
+            try:
+                yield ReplyDelta(source=self.name, text=self.first)
+                remove = ctx.cancel_token.on_cancel(lambda _r: self.release.set())
+                try:
+                    self.release.wait(10)
+                finally:
+                    remove()
+                if ctx.cancel_token.cancelled:
+                    return AgentResult(text=self.first, agent=self.name, cancelled=True)
+                yield ReplyDelta(source=self.name, text=self.rest)
+                return AgentResult(text=self.first + self.rest, agent=self.name)
+            finally:
+                self.closed.set()
+
+        return AgentStream(gen())
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
+        return self.stream(task, ctx).result()
+
+
+def first_delta_then_finish(stream: AgentStream, agent: Streamer) -> tuple[str, AgentResult]:
+    """The first text piece arrives while ``agent`` is still generating; then let it finish."""
+    deltas = stream.text_deltas()
+    first = next(deltas)
+    assert not agent.release.is_set(), "the first piece should come before the agent finished"
+    agent.release.set()
+    rest = "".join(deltas)
+    return first + rest, stream.result()
+
+
+def test_the_routed_agent_reply_streams_while_it_is_generated():
+    agent = Streamer("helper")
+    coordinator = Coordinator({"helper": agent})
+    spoken, result = first_delta_then_finish(coordinator.stream("hi", AgentContext()), agent)
+    assert spoken == "Hello there." and result.text == "Hello there." and result.agent == "helper"
+    assert coordinator.state("default").active_agent == "helper"
+
+
+def test_a_pipeline_streams_its_last_stage_after_the_earlier_ones_finished():
+    triage = ScriptedAgent("triage", "a billing question")
+    resolver = Streamer("resolver", "Your bill", " is paid.")
+    stream = Pipeline([triage, resolver]).stream("why was I charged?", AgentContext())
+    spoken, result = first_delta_then_finish(stream, resolver)
+    assert triage.tasks == ["why was I charged?"]
+    assert "triage said: a billing question" in resolver.tasks[0]
+    assert spoken == result.text == "Your bill is paid."
+
+
+def test_a_pipeline_whose_middle_stage_fails_speaks_the_best_answer_it_has():
+    first = ScriptedAgent("first", "draft answer")
+
+    def broken(_task: str, _ctx: AgentContext) -> str:
+        raise RuntimeError("model crashed")
+
+    stream = Pipeline([first, ScriptedAgent("second", broken), Streamer("third")]).stream("q", AgentContext())
+    assert "".join(stream.text_deltas()) == "draft answer"
+    result = stream.result()
+    assert not result.ok and "model crashed" in result.error and result.text == "draft answer"
+
+
+def test_a_supervisor_streams_its_synthesis_and_says_which_worker_is_missing():
+    def broken(_task: str, _ctx: AgentContext) -> str:
+        raise RuntimeError("sensor offline")
+
+    boss = Streamer("boss", "The kitchen", " is clear.")
+    supervisor = Supervisor(
+        boss, [ScriptedAgent("camera", "no obstacles"), ScriptedAgent("lidar", broken)], strategy="parallel"
+    )
+    spoken, result = first_delta_then_finish(supervisor.stream("is the kitchen clear?", AgentContext()), boss)
+    assert spoken.startswith("The kitchen is clear.") and "lidar" in spoken
+    assert result.text == spoken.strip() and result.missing == ["lidar"]
+    assert "camera: no obstacles" in boss.tasks[0]
+
+
+def test_closing_the_stream_closes_the_agents_stream_and_keeps_the_handoff_state():
+    agent = Streamer("helper")
+    coordinator = Coordinator({"helper": agent})
+    stream = coordinator.stream("hi", AgentContext())
+    assert next(stream.text_deltas()) == "Hello"
+    stream.close()  # the voice loop stops reading on barge-in
+    assert agent.closed.is_set()
+    assert coordinator.state("default").active_agent == "helper"
+
+
+def test_stream_call_times_out_a_cooperative_agent_and_keeps_what_it_said():
+    agent = Streamer("slow")
+    gen = stream_call(agent, "go", AgentContext(), timeout_s=0.05)
+    events = []
+    try:
+        while True:
+            events.append(next(gen))
+    except StopIteration as stop:
+        outcome = stop.value
+    assert [e.text for e in events] == ["Hello"]
+    assert outcome.timed_out and not outcome.ok and "timed out after 0.05 s" in outcome.error
+    assert outcome.text == "Hello"
+    assert not [t for t in threading.enumerate() if t.name == "edgevox-timeout-slow"]
+
+
+def test_stream_call_raises_cancelled_when_the_caller_is_cancelled():
+    agent = Streamer("helper")
+    ctx = AgentContext()
+    gen = stream_call(agent, "go", ctx)
+    assert next(gen).text == "Hello"
+    ctx.cancel_token.cancel("stop")
+    with pytest.raises(Cancelled):
+        next(gen)
+
+
+def test_stream_call_turns_an_agent_failure_into_an_outcome():
+    def broken(_task: str, _ctx: AgentContext) -> str:
+        raise ValueError("bad")
+
+    class StreamOnly:
+        name = "chat"
+
+        def stream(self, task: str, ctx: AgentContext) -> Iterator[str]:
+            yield "partial"
+            raise ValueError("lost the model")
+
+    gen = stream_call(ScriptedAgent("plain", broken), "x", AgentContext())
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    assert not stop.value.value.ok and "ValueError: bad" in stop.value.value.error
+
+    gen = stream_call(StreamOnly(), "x", AgentContext())
+    assert next(gen).text == "partial"
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    assert stop.value.value.text == "partial" and "lost the model" in stop.value.value.error
