@@ -127,6 +127,7 @@ def make_audio_in(cfg: AudioInputConfig, sample_rate_hz: int, *, on_event: Calla
         device_rate_hz=cfg.device_sample_rate_hz,
         block_ms=cfg.block_ms,
         on_event=on_event,
+        latency=cfg.latency,
     )
 
 
@@ -145,6 +146,7 @@ def make_audio_out(cfg: AudioOutputConfig, sample_rate_hz: int, *, realtime_file
         sample_rate_hz=sample_rate_hz,
         device_rate_hz=cfg.device_sample_rate_hz,
         block_ms=cfg.block_ms,
+        latency=cfg.latency,
     )
 
 

@@ -173,6 +173,10 @@ class AudioInputConfig(Section):
         None, description="Capture rate of the device in Hz; null = the device's default. Audio is resampled."
     )
     block_ms: PosInt = Field(20, description="Capture block length in milliseconds.")
+    latency: Literal["low", "high"] | PosFloat = Field(
+        "low",
+        description="Device latency PortAudio aims for: `low`, `high` (fewer overflows on a busy machine) or seconds.",
+    )
 
     @model_validator(mode="after")
     def _infer_source(self) -> AudioInputConfig:
@@ -198,6 +202,10 @@ class AudioOutputConfig(Section):
         None, description="Playback rate of the device in Hz; null = the TTS voice's rate. Audio is resampled."
     )
     block_ms: PosInt = Field(10, description="Playback block length in milliseconds (bounds how fast audio stops).")
+    latency: Literal["low", "high"] | PosFloat = Field(
+        "low",
+        description="Device latency PortAudio aims for: `low` (first audio and barge-in stop sooner), `high` (fewer underruns on a busy machine) or seconds.",
+    )
 
     @model_validator(mode="after")
     def _infer_sink(self) -> AudioOutputConfig:

@@ -91,10 +91,17 @@ class _WatchedStream:
         on_event: OnEvent | None,
         sd_module: Any,
         name: str,
+        latency: str | float = "low",
     ) -> None:
+        if not (latency in ("low", "high") or (isinstance(latency, (int, float)) and latency > 0)):
+            raise ValueError(f"audio latency = {latency!r}: use 'low', 'high' or seconds > 0")
         self._sd = sd_module if sd_module is not None else _sounddevice()
         self.device_spec = device
         self.block_ms = block_ms
+        self.latency = latency
+        """PortAudio's suggested latency: ``"low"`` (default; barge-in and the safety stop cut
+        audio sooner, first audio comes sooner), ``"high"`` (robust against underruns on a busy
+        machine) or seconds."""
         self.watchdog_timeout_s = watchdog_timeout_s
         self.on_event = on_event
         self.reopen_count = 0
@@ -150,6 +157,7 @@ class _WatchedStream:
                 device=self._device_index,
                 channels=1,
                 dtype="float32",
+                latency=self.latency,
                 callback=self._callback,
             )
             stream.start()
@@ -225,6 +233,7 @@ class SoundDeviceIn(_WatchedStream):
         watchdog_timeout_s: float = 3.0,
         on_event: OnEvent | None = None,
         sd_module: Any = None,
+        latency: str | float = "low",
     ) -> None:
         super().__init__(
             device=device,
@@ -234,6 +243,7 @@ class SoundDeviceIn(_WatchedStream):
             on_event=on_event,
             sd_module=sd_module,
             name="mic",
+            latency=latency,
         )
         self.sample_rate_hz = sample_rate_hz
         self.block_samples = sample_rate_hz * block_ms // 1000
@@ -305,6 +315,7 @@ class SoundDeviceOut(_WatchedStream):
         on_event: OnEvent | None = None,
         on_play: OnPlay | None = None,
         sd_module: Any = None,
+        latency: str | float = "low",
     ) -> None:
         super().__init__(
             device=device,
@@ -314,6 +325,7 @@ class SoundDeviceOut(_WatchedStream):
             on_event=on_event,
             sd_module=sd_module,
             name="speaker",
+            latency=latency,
         )
         self.sample_rate_hz = sample_rate_hz
         self.on_play = on_play

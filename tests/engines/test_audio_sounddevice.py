@@ -228,3 +228,39 @@ def test_speaker_to_microphone_through_a_pulseaudio_null_sink():
             mic.stop()
             spk.stop()
     reinitialize_portaudio()
+
+
+def test_streams_ask_portaudio_for_low_latency_unless_configured_otherwise():
+    sd = FakeSounddevice(DEVICES)
+    mic = SoundDeviceIn(device="USB", watchdog_timeout_s=0, sd_module=sd)
+    speaker = SoundDeviceOut(device="pulse", watchdog_timeout_s=0, sd_module=sd, latency=0.08)
+    mic.start()
+    speaker.start()
+    try:
+        assert [s.kwargs["latency"] for s in sd.streams] == ["low", 0.08]
+    finally:
+        mic.stop()
+        speaker.stop()
+    with pytest.raises(ValueError, match="audio latency = 'fast'"):
+        SoundDeviceOut(sd_module=sd, latency="fast")
+
+
+def test_bench_audio_device_script_measures_both_latency_settings_on_a_null_sink():
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from edgevox.testing.pulse import pulseaudio_installed
+
+    if not pulseaudio_installed():
+        pytest.skip("PulseAudio is not installed (apt-get install pulseaudio pulseaudio-utils libportaudio2)")
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_audio_device.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--trials", "1"], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    rows = {m[0]: (float(m[1]), float(m[2])) for m in re.findall(r"^(low|high)\s+(\d+)\s+\d+\s+(\d+)", out, re.M)}
+    assert set(rows) == {"low", "high"}, out
+    for loopback_ms, stop_ms in rows.values():
+        assert 0 < loopback_ms < 1000 and 0 < stop_ms < 1000, out
+    assert "stop time high/low" in out
