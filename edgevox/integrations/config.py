@@ -228,6 +228,10 @@ class ZenohBridgeConfig(_Model):
         description="Blackboard request keys (exact, or a prefix ending in `*`) posted here that peers answer; such keys are never served here, so requests cannot loop.",
     )
     request_timeout_s: PosFloat = Field(10.0, description="Default wait for a remote blackboard reply, in seconds.")
+    lease_s: PosFloat = Field(
+        10.0,
+        description="A peer that sends nothing (not even keep-alives) for this long is gone: its link closes and `bridge.peer` reports `left`, in seconds. A process that exits or crashes is noticed at once (its sockets close); the lease covers a frozen process, a powered-off robot or a cut cable. Keep-alives go out 4 times per lease.",
+    )
     max_inbox: PosInt = Field(
         10_000, description="Received events waiting for the local bus; beyond this the oldest are dropped."
     )

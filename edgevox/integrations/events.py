@@ -28,8 +28,9 @@ class BridgeStateEvent(Event):
 class BridgePeerEvent(Event):
     """Another process's bridge in the same namespace appeared or went away.
 
-    ``state``: ``joined`` or ``left``. A peer that crashes is reported ``left`` when its
-    transport times out (Zenoh lease, ~10 s by default); a clean stop is reported at once.
+    ``state``: ``joined`` or ``left``. A clean stop or a crashed process (its sockets close)
+    is reported at once; a peer that goes silent without closing its link (frozen, powered
+    off, cable cut) when the Zenoh lease (``lease_s``, 10 s by default) expires.
     """
 
     kind: ClassVar[str] = "bridge.peer"

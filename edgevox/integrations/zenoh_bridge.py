@@ -88,6 +88,7 @@ def build_zenoh_config(cfg: ZenohBridgeConfig) -> Any:
         conf.insert_json5("scouting/multicast/enabled", json.dumps(cfg.multicast_scouting))
         conf.insert_json5("scouting/gossip/enabled", json.dumps(cfg.gossip_scouting))
         conf.insert_json5("transport/shared_memory/enabled", json.dumps(cfg.shared_memory))
+        conf.insert_json5("transport/link/tx/lease", json.dumps(max(1, round(cfg.lease_s * 1000))))
     except Exception as exc:  # noqa: BLE001 - zenoh raises its own ZError type
         raise BridgeError(f"bridges.zenoh: invalid Zenoh setting: {exc}") from exc
     return conf

@@ -232,6 +232,49 @@ def test_two_processes_request_reply_and_namespace_isolation(child_process):
         bus1.close(), bus2.close(), board.close()
 
 
+def test_a_frozen_peer_is_reported_gone_when_its_lease_expires(child_process):
+    """A process that stops answering without closing its sockets (frozen, powered off, cable cut)
+    is reported as ``left`` once ``lease_s`` passes with nothing from it."""
+    import os
+    import signal
+    import time
+
+    from edgevox.integrations.events import BridgePeerEvent
+
+    port1, port2 = free_port(), free_port()
+    bus1, bus2 = EventBus("here-robot1"), EventBus("here-robot2")
+    peers = Collector(bus1, BridgePeerEvent)
+    robot1 = ZenohBridge(bus1, cfg("edgevox/robot1", listen=[f"tcp/127.0.0.1:{port1}"], lease_s=1.0)).start()
+    robot2 = ZenohBridge(bus2, cfg("edgevox/robot2", listen=[f"tcp/127.0.0.1:{port2}"], lease_s=1.0)).start()
+    try:
+        child = child_process(
+            [
+                PYTHON,
+                str(HERE / "zenoh_peer.py"),
+                "--connect",
+                f"tcp/127.0.0.1:{port1}",
+                "--connect",
+                f"tcp/127.0.0.1:{port2}",
+                "--lease",
+                "1",
+            ]
+        )
+        child.expect("READY")
+        assert robot1.wait_for_peers(1, 10)
+        frozen = time.monotonic()
+        os.kill(child.proc.pid, signal.SIGSTOP)
+        try:
+            assert peers.wait_for(lambda e: e.state == "left", timeout_s=8.0), "the frozen peer was never reported"
+            waited = time.monotonic() - frozen
+        finally:
+            child.kill()
+        # Not the socket closing (that would be immediate): the lease ran out.
+        assert 0.3 <= waited <= 8.0, waited
+    finally:
+        assert robot1.stop() and robot2.stop()
+        bus1.close(), bus2.close()
+
+
 def test_bench_zenoh_script_runs_and_prints_both_figures():
     import subprocess
     import sys

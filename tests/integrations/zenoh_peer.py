@@ -44,6 +44,7 @@ class PlannerAgent:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--connect", action="append", required=True)
+    parser.add_argument("--lease", type=float, default=10.0, help="Zenoh lease in seconds")
     args = parser.parse_args()
 
     def config(namespace: str) -> ZenohBridgeConfig:
@@ -54,6 +55,7 @@ def main() -> int:
             connect=args.connect,
             publish_kinds=["voice.transcript"],
             subscribe_kinds=["voice.transcript"],
+            lease_s=args.lease,
         )
 
     bus1, bus2 = EventBus("robot1"), EventBus("robot2")
