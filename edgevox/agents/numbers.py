@@ -4,6 +4,13 @@ Speech recognisers write numbers either way, and small models copy digits far mo
 reliably than they convert words, so the schema resolver normalises numbers first.
 :func:`find_numbers` works on a list of lower-case word tokens and returns every
 number with the token span it covers.
+
+Units: a quantity said in one unit is converted to the unit a tool parameter declares
+("a ninety second timer" for ``minutes: float`` is 1.5; "fifty centimeters" for
+``distance_m`` is 0.5). :func:`parameter_unit` reads the unit from the parameter's
+name (``distance_m``, ``timeout_s``, ``minutes``) or description ("Duration in
+minutes"); :func:`spoken_unit` reads the word after a number; :func:`convert` converts
+within one dimension (time, length, angle) and never across.
 """
 
 from __future__ import annotations
@@ -144,6 +151,68 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         spans.append(NumberSpan(value, i, end))
         i = end
     return spans
+
+
+Unit = tuple[str, float]
+"""(dimension, size in the dimension's base unit: seconds, meters, degrees)."""
+
+UNIT_WORDS: dict[str, Unit] = {
+    **dict.fromkeys(("second", "seconds", "sec", "secs"), ("time", 1.0)),
+    **dict.fromkeys(("minute", "minutes", "min", "mins"), ("time", 60.0)),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), ("time", 3600.0)),
+    **dict.fromkeys(("meter", "meters", "metre", "metres"), ("length", 1.0)),
+    **dict.fromkeys(("centimeter", "centimeters", "centimetre", "centimetres", "cm"), ("length", 0.01)),
+    **dict.fromkeys(("millimeter", "millimeters", "millimetre", "millimetres", "mm"), ("length", 0.001)),
+    **dict.fromkeys(("kilometer", "kilometers", "kilometre", "kilometres", "km"), ("length", 1000.0)),
+    **dict.fromkeys(("foot", "feet", "ft"), ("length", 0.3048)),
+    **dict.fromkeys(("inch", "inches"), ("length", 0.0254)),
+    **dict.fromkeys(("yard", "yards"), ("length", 0.9144)),
+    **dict.fromkeys(("degree", "degrees", "deg"), ("angle", 1.0)),
+    **dict.fromkeys(("radian", "radians", "rad"), ("angle", 57.29577951308232)),
+}
+NAME_SUFFIX_UNITS: dict[str, Unit] = {
+    "s": ("time", 1.0),
+    "ms": ("time", 0.001),
+    "min": ("time", 60.0),
+    "h": ("time", 3600.0),
+    "m": ("length", 1.0),
+    "cm": ("length", 0.01),
+    "mm": ("length", 0.001),
+    "deg": ("angle", 1.0),
+    "rad": ("angle", 57.29577951308232),
+}
+"""Unit suffixes of parameter names (``distance_m``, ``timeout_s``, ``angle_deg``)."""
+
+
+def parameter_unit(name: str, description: str = "") -> Unit | None:
+    """The unit a parameter declares: a name suffix (``distance_m``), a unit word in its name
+    (``minutes``), else the first unit word of its description ("Duration in minutes")."""
+    parts = name.lower().split("_")
+    if len(parts) > 1 and parts[-1] in NAME_SUFFIX_UNITS:
+        return NAME_SUFFIX_UNITS[parts[-1]]
+    for word in [*parts, *re.findall(r"[a-z]+", description.lower())]:
+        if len(word) > 3 and word in UNIT_WORDS:  # whole words only: "in", "m" mean other things
+            return UNIT_WORDS[word]
+    return None
+
+
+def spoken_unit(tokens: list[str], number_end: int) -> Unit | None:
+    """The unit said right after a number ending at ``number_end`` ("ninety *seconds*",
+    "half *an hour*")."""
+    i = number_end
+    if i < len(tokens) and tokens[i] in ("a", "an") and i + 1 < len(tokens):
+        i += 1
+    if i < len(tokens):
+        return UNIT_WORDS.get(tokens[i])
+    return None
+
+
+def convert(value: float, said: Unit | None, wanted: Unit | None) -> float:
+    """``value`` in ``said`` units expressed in ``wanted`` units; unchanged unless both are known
+    and of one dimension."""
+    if said is None or wanted is None or said[0] != wanted[0] or said[1] == wanted[1]:
+        return value
+    return round(value * said[1] / wanted[1], 6)
 
 
 def as_number(value: float, integer: bool = False) -> float | int:

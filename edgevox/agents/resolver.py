@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from edgevox.agents.numbers import as_number, find_numbers
+from edgevox.agents.numbers import Unit, as_number, convert, find_numbers, parameter_unit, spoken_unit
 from edgevox.agents.tools import Tool
 
 STOPWORDS = frozenset(
@@ -116,6 +116,8 @@ class _ToolIndex:
     vocab: dict[str, float]
     negative_cues: dict[str, frozenset[str]]
     unit_words: dict[str, frozenset[str]]
+    units: dict[str, Unit] = field(default_factory=dict)
+    """The measurement unit each numeric parameter declares (see ``numbers.parameter_unit``)."""
 
 
 class SchemaResolver:
@@ -159,12 +161,16 @@ class SchemaResolver:
         add(t.description, 1.0)
         negative: dict[str, frozenset[str]] = {}
         units: dict[str, frozenset[str]] = {}
+        measures: dict[str, Unit] = {}
         for pname, prop in t.parameters.get("properties", {}).items():
             desc = prop.get("description", "")
             words = pname.replace("_", " ")
             add(words, 0.5)
             add(desc, 0.5)
             units[pname] = frozenset(content_stems(words + " " + desc))
+            measure = parameter_unit(pname, desc)
+            if measure is not None:
+                measures[pname] = measure
             m = re.search(r"\bnegative\b([^.;]*)", desc, re.I)
             if m:
                 cues = set(content_stems(m.group(1))) - {"negativ", "mean", "valu", "number"}
@@ -174,7 +180,7 @@ class SchemaResolver:
             for value in _enum_values(prop):
                 for s in content_stems(str(value)):
                     vocab.pop(s, None)
-        return _ToolIndex(t, vocab, negative, units)
+        return _ToolIndex(t, vocab, negative, units, measures)
 
     @property
     def tools(self) -> list[Tool]:
@@ -265,7 +271,8 @@ class SchemaResolver:
             if span_i is None:
                 continue
             used_numbers.add(span_i)
-            value = numbers[span_i].value
+            # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
+            value = convert(numbers[span_i].value, spoken_unit(words, numbers[span_i].end), index.units.get(pname))
             cues = index.negative_cues.get(pname)
             if cues and cues & set(stems):
                 value = -abs(value)

@@ -4,7 +4,7 @@ from typing import Literal
 
 import pytest
 
-from edgevox.agents.numbers import find_numbers
+from edgevox.agents.numbers import convert, find_numbers, parameter_unit, spoken_unit
 from edgevox.agents.resolver import SchemaResolver, stem, tokenize
 from edgevox.agents.tools import tool
 
@@ -105,3 +105,47 @@ def test_negative_clause_in_a_parameter_description_sets_the_sign():
         "set_temperature",
         {"celsius": -5},
     )
+
+
+def test_units_come_from_parameter_names_and_descriptions_and_convert_within_a_dimension():
+    assert parameter_unit("distance_m") == ("length", 1.0)
+    assert parameter_unit("timeout_s") == ("time", 1.0)
+    assert parameter_unit("minutes") == ("time", 60.0)
+    assert parameter_unit("duration", "Duration in minutes.") == ("time", 60.0)
+    assert parameter_unit("count", "How many items to fetch.") is None
+    assert parameter_unit("margin", "Kept in m.") is None  # abbreviations only as name suffixes
+    assert spoken_unit("half an hour".split(), 1) == ("time", 3600.0)
+    assert spoken_unit("ninety second timer".split(), 1) == ("time", 1.0)
+    assert spoken_unit("five apples".split(), 1) is None
+    assert convert(90, ("time", 1.0), ("time", 60.0)) == 1.5
+    assert convert(50, ("length", 0.01), ("length", 1.0)) == 0.5
+    assert convert(3, ("time", 1.0), ("length", 1.0)) == 3  # never across dimensions
+    assert convert(3, None, ("time", 60.0)) == 3
+
+
+def test_quantities_said_in_another_unit_are_converted_to_the_declared_one():
+    @tool
+    def set_timer(minutes: float) -> str:
+        """Set a countdown timer.
+
+        Args:
+            minutes: Duration in minutes.
+        """
+        return ""
+
+    @tool
+    def drive(distance_m: float) -> str:
+        """Drive straight ahead.
+
+        Args:
+            distance_m: How far to drive.
+        """
+        return ""
+
+    r = SchemaResolver([set_timer, drive])
+    assert r.propose("start a ninety second timer").call == ("set_timer", {"minutes": 1.5})
+    assert r.propose("set a timer for half an hour").call == ("set_timer", {"minutes": 30})
+    assert r.propose("set a timer for two hours").call == ("set_timer", {"minutes": 120})
+    assert r.propose("set a timer for 5 minutes").call == ("set_timer", {"minutes": 5})
+    assert r.propose("drive fifty centimeters").call == ("drive", {"distance_m": 0.5})
+    assert r.propose("drive 2 meters").call == ("drive", {"distance_m": 2})
