@@ -7,6 +7,13 @@ faster-whisper's ``hotwords`` (``bias="hotwords"``, the same mechanism with a
 different position in the prompt). Both are plain text, so only a few dozen words
 fit usefully; the vocabulary is truncated to ``max_vocabulary_words``.
 
+List echo: with the vocabulary given as a comma-separated list, Whisper sometimes
+continues the list instead of transcribing ("two" -> "turn, turn,"). When a prompt
+was given, a word or two repeated with commas is collapsed to one and trailing commas
+dropped (:func:`collapse_list_echo`). Measured on ../shared/speech (78 clips, default
+vocabulary): biased errors 48 -> 44 of 571 words, command words 10 -> 7 of 20; the
+same list without commas or with a "Commands:" label did worse or no better.
+
 No-speech handling: Whisper hallucinates text ("Thank you.") on silence or noise.
 Segments whose ``no_speech_prob`` exceeds ``no_speech_threshold`` while their
 average log-probability is low are dropped, so silence yields an empty transcript.
@@ -20,6 +27,7 @@ request at a time per model here (a lock), so two callers never fight for cores.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +40,16 @@ from edgevox.engines.base import Transcript
 from edgevox.errors import EngineError, ModelError
 
 _BIAS_MODES = ("prompt", "hotwords", "none")
+_LIST_ECHO = re.compile(r"\b(\w+(?:\s+\w+)?)(?:\s*,\s*\1\b)+", re.IGNORECASE)
+
+
+def collapse_list_echo(text: str) -> str:
+    """``"turn, turn,"`` -> ``"turn"``: a word (or two) repeated with commas, as Whisper writes
+    when it continues a comma-separated prompt; other text is unchanged."""
+    collapsed = _LIST_ECHO.sub(r"\1", text)
+    if collapsed == text:
+        return text
+    return collapsed.strip().rstrip(",").strip()
 
 
 class FasterWhisperSTT:
@@ -128,4 +146,6 @@ class FasterWhisperSTT:
                 }
             )
         text = " ".join(s["text"] for s in kept if s["text"]).strip()
+        if prompt:
+            text = collapse_list_echo(text)
         return Transcript(text=text, language=self.language, audio_duration_s=duration_s, segments=kept)

@@ -33,3 +33,21 @@ def test_invalid_settings_fail_before_loading():
         FasterWhisperSTT(beam_size=0)
     with pytest.raises(ValueError, match="bias"):
         FasterWhisperSTT(bias="grammar")
+
+
+def test_a_prompt_list_echoed_by_whisper_is_collapsed_and_other_text_kept():
+    from edgevox.engines.stt_faster_whisper import collapse_list_echo
+
+    assert collapse_list_echo("turn, turn,") == "turn"
+    assert collapse_list_echo("living room, living room,") == "living room"
+    assert collapse_list_echo("Stop, stop, stop!") == "Stop!"
+    for kept in ("Go to the kitchen, please.", "one, two, three", "very very good", "Left."):
+        assert collapse_list_echo(kept) == kept
+
+
+def test_echo_collapse_applies_only_when_a_prompt_was_given(whisper_stt, speech_dir):
+    """The real engine with and without a vocabulary still transcribes a command word."""
+    audio, rate = read_wav(speech_dir / "commands" / "felix_back_0.wav")
+    plain = whisper_stt.transcribe(audio).text.lower()
+    biased = whisper_stt.transcribe(audio, vocabulary=["back", "forward", "turn"]).text.lower()
+    assert "back" in plain and "back" in biased and "," not in biased
