@@ -20,6 +20,11 @@ utterances:
   utterance uses a content word of that clause. This is a documented docstring
   convention, so any tool set can use it.
 - **Fit.** Required arguments found raise a tool's score; missing ones lower it.
+- **Statements are not requests.** A one-clause utterance whose subject is the speaker
+  ("I love the kitchen in this house") and that has no request word ("you", "please",
+  "want", "need", "could", "let's"...) is answered in words, even if it names a room and
+  a description word: a robot must not drive off because someone talked about a room.
+  "I need you in the office" and "I'm cold, close the window" are still requests.
 
 :meth:`SchemaResolver.propose` returns a :class:`Proposal`: a call (or ``None`` =
 answer in words) and whether it is *sure*. When it is not (a close second, a missing
@@ -57,6 +62,25 @@ TRUE_WORDS = frozenset("on enable enabled activate yes true open start".split())
 FALSE_WORDS = frozenset("off disable disabled deactivate no false close shut".split())
 
 _TOKEN_RE = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
+
+FIRST_PERSON = frozenset("i im ive id ill we were weve wed my our".split())
+"""Subjects of a statement about the speaker (apostrophes are removed: "I'm" -> "im")."""
+REQUEST_WORDS = frozenset(
+    """you your youre please pls want wanna need needs would like let lets can could should must
+    have gotta""".split()
+)
+"""Words that make an utterance a request even when it starts with "I" or "we"."""
+_CLAUSE_BREAK = re.compile(r"[,;:!?]|\.\s|\b(?:and|so|then|but)\b", re.IGNORECASE)
+
+
+def is_statement(text: str) -> bool:
+    """True for a one-clause statement about the speaker with no request word (see module doc)."""
+    words = [w for w, _, _ in tokenize(text)]
+    if not words or words[0] not in FIRST_PERSON:
+        return False
+    if _CLAUSE_BREAK.search(text.strip().rstrip(".!?")):
+        return False  # "I'm cold, close the window": another clause may be the request
+    return not any(w in REQUEST_WORDS for w in words)
 
 
 def tokenize(text: str) -> list[tuple[str, int, int]]:
@@ -189,6 +213,8 @@ class SchemaResolver:
     # -- proposal --------------------------------------------------------------------------
 
     def propose(self, text: str) -> Proposal:
+        if is_statement(text):
+            return Proposal(None, True, [], {}, {}, {}, "a statement about the speaker, not a request")
         tokens = tokenize(text)
         words = [t for t, _, _ in tokens]
         stems = {stem(w) for w in words if w not in STOPWORDS and not w[0].isdigit()}

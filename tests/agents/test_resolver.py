@@ -149,3 +149,24 @@ def test_quantities_said_in_another_unit_are_converted_to_the_declared_one():
     assert r.propose("set a timer for 5 minutes").call == ("set_timer", {"minutes": 5})
     assert r.propose("drive fifty centimeters").call == ("drive", {"distance_m": 0.5})
     assert r.propose("drive 2 meters").call == ("drive", {"distance_m": 2})
+
+
+def test_a_statement_about_the_speaker_is_answered_in_words_but_requests_still_act():
+    from edgevox.agents.resolver import is_statement
+
+    @tool
+    def go_to(room: Literal["kitchen", "office"]) -> str:
+        """Go, drive or head to a room of the house.
+
+        Args:
+            room: Destination room.
+        """
+        return ""
+
+    r = SchemaResolver([go_to])
+    statement = r.propose("I love the kitchen in this house")
+    assert statement.call is None and statement.sure and "statement" in statement.reason
+    assert r.propose("head to the kitchen of the house").call == ("go_to", {"room": "kitchen"})
+    for request in ("I need you in the office", "I'm cold, go to the kitchen", "we should go to the office"):
+        assert not is_statement(request), request
+    assert is_statement("My room is a mess.") and not is_statement("Go to the office")
