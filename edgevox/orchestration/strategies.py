@@ -217,7 +217,15 @@ class Swarm(Orchestration):
         return HandoffHandler(self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish)
 
     def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        ctx = ctx if ctx is not None else AgentContext()
+        return drain(self._answer(task, ctx if ctx is not None else AgentContext()))
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        """The answering agent's reply streams as it is generated; the words of an agent that
+        hands the turn on are held back (spoken only if that ends the turn: a handoff to a
+        human, or too many handoffs)."""
+        return AgentStream(self._answer(task, ctx if ctx is not None else AgentContext()))
+
+    def _answer(self, task: str, ctx: AgentContext) -> Generator[Any, None, OrchestrationResult]:
         handler = self.handler(ctx)
         store = handler.store
         state = store.state(ctx.session_id)
@@ -233,14 +241,31 @@ class Swarm(Orchestration):
             context, state = state.take_context()
             store.save_state(state)
             agent_task = f"{context}\n\nUser: {task}" if context else task
-            outcome = self.call(self.agents[current], agent_task, ctx, deps=deps)
+            held: list[ReplyDelta] = []
+            events = self.stream_call(self.agents[current], agent_task, ctx, deps=deps)
+            try:
+                while True:
+                    try:
+                        event = next(events)
+                    except StopIteration as stop:
+                        outcome = stop.value
+                        break
+                    if isinstance(event, ReplyDelta) and handler.pending(ctx.session_id) is not None:
+                        held.append(event)  # this agent hands the turn on: its words wait
+                    else:
+                        yield event
+            finally:
+                events.close()
             steps.append(outcome)
             new_state = handler.commit(ctx.session_id)
             if new_state is None or not outcome.ok:
+                yield from held
                 return OrchestrationResult(outcome.text, ok=outcome.ok, agent=current, steps=steps, error=outcome.error)
-            if new_state.active_agent is None:  # handed to a human
+            if new_state.active_agent is None:  # handed to a human: the parting words are the answer
+                yield from held
                 return OrchestrationResult(outcome.text, agent=current, steps=steps)
             current = new_state.active_agent
+        yield from held
         return OrchestrationResult(
             steps[-1].text,
             ok=False,

@@ -12,8 +12,9 @@ import pytest
 from edgevox.agents.base import AgentResult, AgentStream
 from edgevox.agents.events import ReplyDelta
 from edgevox.errors import Cancelled
-from edgevox.orchestration import Coordinator, Pipeline, Supervisor
+from edgevox.orchestration import Coordinator, Pipeline, Supervisor, Swarm
 from edgevox.orchestration.calls import stream_call
+from edgevox.orchestration.tools import handoff_conversation
 from edgevox.runtime.context import AgentContext
 
 from .conftest import ScriptedAgent
@@ -106,6 +107,33 @@ def test_a_supervisor_streams_its_synthesis_and_says_which_worker_is_missing():
     assert spoken.startswith("The kitchen is clear.") and "lidar" in spoken
     assert result.text == spoken.strip() and result.missing == ["lidar"]
     assert "camera: no obstacles" in boss.tasks[0]
+
+
+def test_a_swarm_streams_the_agent_that_answers_and_holds_back_the_one_that_hands_off():
+    sales = ScriptedAgent("sales")
+
+    def hand_to_support(_task: str, ctx: AgentContext) -> AgentResult:
+        sales.call_tool(handoff_conversation, {"target": "support", "reason": "printer", "summary": "Broken."}, ctx)
+        return AgentResult(text="Passing you to support.", agent="sales")
+
+    sales.behaviour = hand_to_support
+    support = Streamer("support", "Let us fix", " your printer.")
+    stream = Swarm([sales, support], entry="sales").stream("my printer is broken", AgentContext())
+    spoken, result = first_delta_then_finish(stream, support)
+    assert spoken == result.text == "Let us fix your printer." and result.agent == "support"
+
+
+def test_a_swarm_handing_to_a_human_speaks_the_parting_words():
+    desk = ScriptedAgent("desk")
+
+    def to_human(_task: str, ctx: AgentContext) -> AgentResult:
+        desk.call_tool(handoff_conversation, {"target": "human", "reason": "angry", "summary": "Refund."}, ctx)
+        return AgentResult(text="A person will call you back.", agent="desk")
+
+    desk.behaviour = to_human
+    stream = Swarm([desk]).stream("I want a refund now", AgentContext())
+    assert "".join(stream.text_deltas()) == "A person will call you back."
+    assert stream.result().text == "A person will call you back."
 
 
 def test_closing_the_stream_closes_the_agents_stream_and_keeps_the_handoff_state():
