@@ -113,15 +113,20 @@ def test_heldout_sets_are_not_the_dev_set_nor_each_other():
         assert not held & dev and not fresh & dev
 
 
-@pytest.mark.models
-def test_heldout_accuracy_with_the_embedded_model_is_at_least_80_percent(real_llm):
+def run_cases(llm, path: Path) -> list:
+    """Outcomes of the home-robot agent on the real model for every case in ``path``."""
     robot = SimulatedRobot()
     robot.speed_m_s = 50.0
-    agent = build_home_robot_agent(real_llm, robot, reply_max_tokens=24)
+    agent = build_home_robot_agent(llm, robot, reply_max_tokens=24)
     try:
-        outcomes = evaluate_agent(agent, load_cases(HELDOUT))
+        return evaluate_agent(agent, load_cases(path))
     finally:
         agent.close()
+
+
+@pytest.mark.models
+def test_heldout_accuracy_with_the_embedded_model_is_at_least_80_percent(real_llm):
+    outcomes = run_cases(real_llm, HELDOUT)
     failures = [(o.case.text, o.got) for o in outcomes if not o.ok]
     assert accuracy(outcomes) >= 0.8, failures
 
@@ -130,11 +135,5 @@ def test_heldout_accuracy_with_the_embedded_model_is_at_least_80_percent(real_ll
 def test_second_heldout_set_stays_at_least_at_75_percent(real_llm):
     """Measured 0.844 (27/32) at this commit; the floor guards against regressions, the
     failures it lists (idioms such as "kill the lights") are known."""
-    robot = SimulatedRobot()
-    robot.speed_m_s = 50.0
-    agent = build_home_robot_agent(real_llm, robot, reply_max_tokens=24)
-    try:
-        outcomes = evaluate_agent(agent, load_cases(FRESH))
-    finally:
-        agent.close()
+    outcomes = run_cases(real_llm, FRESH)
     assert accuracy(outcomes) >= 0.75, [(o.case.text, o.got) for o in outcomes if not o.ok]

@@ -179,6 +179,14 @@ def test_port_in_use_is_a_bridge_error_and_leaves_nothing_running():
     bus.close()
 
 
+def start_peer(child_process, port1: int, port2: int, *extra: str):
+    """``zenoh_peer.py`` in a child process, connected to both robots' ports, once it is READY."""
+    argv = [PYTHON, str(HERE / "zenoh_peer.py"), "--connect", f"tcp/127.0.0.1:{port1}"]
+    child = child_process([*argv, "--connect", f"tcp/127.0.0.1:{port2}", *extra])
+    child.expect("READY")
+    return child
+
+
 def test_two_processes_request_reply_and_namespace_isolation(child_process):
     """An agent in another process answers a request posted here; robot2's events never reach robot1."""
     port1, port2 = free_port(), free_port()
@@ -196,17 +204,7 @@ def test_two_processes_request_reply_and_namespace_isolation(child_process):
         bus2, cfg("edgevox/robot2", listen=[f"tcp/127.0.0.1:{port2}"], subscribe_kinds=["voice.*"])
     ).start()
     try:
-        child = child_process(
-            [
-                PYTHON,
-                str(HERE / "zenoh_peer.py"),
-                "--connect",
-                f"tcp/127.0.0.1:{port1}",
-                "--connect",
-                f"tcp/127.0.0.1:{port2}",
-            ]
-        )
-        child.expect("READY")
+        child = start_peer(child_process, port1, port2)
         assert robot1.wait_for_peers(1, 10) and robot2.wait_for_peers(1, 10)
 
         reply = board.post_request("plan", {"goal": "kitchen"}, timeout=10).result(10)
@@ -247,19 +245,7 @@ def test_a_frozen_peer_is_reported_gone_when_its_lease_expires(child_process):
     robot1 = ZenohBridge(bus1, cfg("edgevox/robot1", listen=[f"tcp/127.0.0.1:{port1}"], lease_s=1.0)).start()
     robot2 = ZenohBridge(bus2, cfg("edgevox/robot2", listen=[f"tcp/127.0.0.1:{port2}"], lease_s=1.0)).start()
     try:
-        child = child_process(
-            [
-                PYTHON,
-                str(HERE / "zenoh_peer.py"),
-                "--connect",
-                f"tcp/127.0.0.1:{port1}",
-                "--connect",
-                f"tcp/127.0.0.1:{port2}",
-                "--lease",
-                "1",
-            ]
-        )
-        child.expect("READY")
+        child = start_peer(child_process, port1, port2, "--lease", "1")
         assert robot1.wait_for_peers(1, 10)
         frozen = time.monotonic()
         os.kill(child.proc.pid, signal.SIGSTOP)

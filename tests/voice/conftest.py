@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from edgevox.runtime.bus import EventBus
+from edgevox.voice.loop import VoiceLoop
 
 from .voice_helpers import Recorder
 
@@ -27,6 +28,16 @@ def bus() -> Iterator[EventBus]:
 @pytest.fixture
 def recorder(bus: EventBus) -> Recorder:
     return Recorder(bus)
+
+
+@pytest.fixture
+def loops() -> Iterator[list[VoiceLoop]]:
+    """Loops a test started (see ``test_loop.start``); each must stop cleanly at the end."""
+    started: list[VoiceLoop] = []
+    yield started
+    for loop in started:
+        report = loop.stop(5.0)
+        assert report.clean, report
 
 
 @pytest.fixture(autouse=True)

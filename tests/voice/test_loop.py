@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -53,15 +52,6 @@ def make_loop(bus, *, llm=None, stt=None, tts=None, audio_in=None, audio_out=Non
         VoiceSettings(**settings),
     )
     return loop, agent
-
-
-@pytest.fixture
-def loops() -> Iterator[list[VoiceLoop]]:
-    started: list[VoiceLoop] = []
-    yield started
-    for loop in started:
-        report = loop.stop(5.0)
-        assert report.clean, report
 
 
 def start(loops: list[VoiceLoop], loop: VoiceLoop) -> VoiceLoop:

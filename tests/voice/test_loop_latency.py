@@ -6,7 +6,6 @@ Driven by the fakes (no models, no sleeps): gates and events order every step.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from edgevox.voice.events import (
     TurnDone,
     TurnStarted,
 )
-from edgevox.voice.loop import VoiceLoop, VoiceSettings
+from edgevox.voice.loop import VoiceSettings
 from edgevox.voice.segmenter import SegmenterSettings
 
 from .test_loop import FIRST, REPLY, make_loop, start
@@ -32,15 +31,6 @@ from .voice_helpers import silence, tone
 RATE = 16000
 # 20 ms frames: the pause fires after 100 ms of silence, the endpoint after 300 ms.
 SEGMENTER = SegmenterSettings(frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=300, pause_ms=100)
-
-
-@pytest.fixture
-def loops() -> Iterator[list[VoiceLoop]]:
-    started: list[VoiceLoop] = []
-    yield started
-    for loop in started:
-        report = loop.stop(5.0)
-        assert report.clean, report
 
 
 def by_length(threshold_s: float, short: str, long: str):
