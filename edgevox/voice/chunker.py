@@ -13,7 +13,12 @@ needed), and line breaks. A ``.`` after a known abbreviation (``Mr.``, ``e.g.``,
 (``1. Go``) is not a sentence end; every other word - ``go.``, ``stop.`` - is.
 
 A sentence longer than ``max_chars`` is cut at its last clause mark or space so
-TTS never waits for a runaway sentence.
+TTS never waits for a runaway sentence; no chunk is longer than ``max_chars``.
+
+Every cut removes text from the buffer, so :meth:`Chunker.feed` always ends. A
+piece too short to speak alone (a stray ``{`` or ``-`` on its own line) is
+carried and spoken at the start of the next chunk; putting it back into the
+buffer instead would find the same cut again forever (the bug this rules out).
 
 Not thread-safe; one turn worker owns one chunker per turn.
 """
@@ -56,6 +61,10 @@ class ChunkerSettings:
             raise ValueError(f"chunker.first_clause_min_words = {self.first_clause_min_words}: must be >= 0")
         if self.max_chars < 20:
             raise ValueError(f"chunker.max_chars = {self.max_chars}: must be >= 20")
+        if not 0 <= self.min_chunk_chars <= self.max_chars // 2:
+            raise ValueError(
+                f"chunker.min_chunk_chars = {self.min_chunk_chars}: must be between 0 and max_chars / 2"
+            )
 
 
 class Chunker:
@@ -64,6 +73,8 @@ class Chunker:
     def __init__(self, settings: ChunkerSettings | None = None) -> None:
         self.settings = settings or ChunkerSettings()
         self._buf = ""
+        self._carry = ""
+        """A piece too short to speak alone, spoken at the start of the next chunk."""
         self._released = 0
 
     @property
@@ -97,10 +108,13 @@ class Chunker:
 
     def _emit(self, piece: str, out: list[str], force: bool = False) -> None:
         text = piece.strip()
+        if self._carry and (text or force):
+            text = f"{self._carry} {text}".strip()
+            self._carry = ""
         if not text:
             return
         if len(text) < self.settings.min_chunk_chars and not force and not _CJK_CHAR.search(text):
-            self._buf = piece + self._buf  # too short to speak alone: keep it for the next chunk
+            self._carry = text  # too short to speak alone: it starts the next chunk
             return
         out.append(text)
         self._released += 1
@@ -108,7 +122,22 @@ class Chunker:
     # -- boundary search ---------------------------------------------------------------------
 
     def _find_cut(self, final: bool) -> int | None:
-        """Index just after the first releasable boundary in the buffer, or None."""
+        """Index just after the first releasable boundary in the buffer, or None.
+
+        A boundary that would make a chunk longer than ``max_chars`` (a long sentence that
+        arrived in one delta) gives way to a forced cut."""
+        cut = self._find_boundary(final)
+        if cut is not None and len(self._buf[:cut].strip()) > self._room():
+            return self._forced_cut()
+        if cut is None and len(self._buf) > self._room():
+            return self._forced_cut()
+        return cut
+
+    def _room(self) -> int:
+        """Characters the next chunk may take from the buffer (a carried piece takes some)."""
+        return self.settings.max_chars - (len(self._carry) + 1 if self._carry else 0)
+
+    def _find_boundary(self, final: bool) -> int | None:
         buf = self._buf
         n = len(buf)
         want_clause = self._released == 0 and self.settings.first_clause_min_words > 0
@@ -139,8 +168,6 @@ class Chunker:
             cut = self._after_words(self.settings.first_fragment_max_words)
             if cut is not None:
                 return cut
-        if n > self.settings.max_chars:
-            return self._forced_cut()
         return None
 
     def _after_words(self, count: int) -> int | None:
@@ -189,7 +216,7 @@ class Chunker:
 
     def _forced_cut(self) -> int:
         """Cut an over-long sentence at its last clause mark, else its last space, else hard."""
-        limit = self.settings.max_chars
+        limit = self._room()
         head = self._buf[:limit]
         for marks in (_CLAUSE_MARKS + _CJK_CLAUSE, " "):
             best = max(head.rfind(m) for m in marks)
