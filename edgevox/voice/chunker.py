@@ -8,7 +8,8 @@ prosody.
 
 Sentence ends: ``. ! ? …`` followed by whitespace (a final ``.`` waits for the
 next delta, so ``3.5`` and ``e.g.`` are never cut), CJK ``。！？`` (no space
-needed), and line breaks. A ``.`` after a known abbreviation (``Mr.``, ``e.g.``,
+needed), and line breaks (except inside a ```` ``` ```` code block, which stays one
+chunk up to ``max_chars``, so speech cleaning can drop it whole). A ``.`` after a known abbreviation (``Mr.``, ``e.g.``,
 ``etc.`` ...), a single initial (``J. Smith``) or a list number at a line start
 (``1. Go``) is not a sentence end; every other word - ``go.``, ``stop.`` - is.
 
@@ -142,8 +143,18 @@ class Chunker:
         n = len(buf)
         want_clause = self._released == 0 and self.settings.first_clause_min_words > 0
         i = 0
+        in_fence = False
         while i < n:
             ch = buf[i]
+            if buf.startswith("```", i):
+                if in_fence:
+                    return i + 3  # a whole code block is one chunk, which speech cleaning drops
+                in_fence = True
+                i += 3
+                continue
+            if in_fence:
+                i += 1
+                continue
             if ch == "\n":
                 if buf[:i].strip():
                     return i + 1
@@ -164,6 +175,8 @@ class Chunker:
                 if end < n and buf[end].isspace() and self._word_count(buf[:i]) >= self.settings.first_clause_min_words:
                     return end
             i += 1
+        if in_fence:
+            return None  # wait for the closing fence (or max_chars)
         if want_clause and self.settings.first_fragment_max_words > 0:
             cut = self._after_words(self.settings.first_fragment_max_words)
             if cut is not None:

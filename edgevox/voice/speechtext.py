@@ -8,6 +8,14 @@ five", ``1st`` -> "first", ``1,200``), and units after numbers (``10 m`` ->
 "ten meters", ``5 km/h`` -> "five kilometers per hour"), and drops emoji and
 other symbols a voice cannot say.
 
+Never spoken: what a model emits for machines, not people - JSON objects and
+arrays (a ``{"name": ..., "arguments": ...}`` tool call above all), ``"key": value``
+members of a JSON object split across chunks, ``<tool_call>...</tool_call>`` and
+similar blocks, special tokens (``<|im_end|>``), HTML-ish tags, stray braces and
+brackets, and fenced code blocks (the chunker keeps a block in one chunk). A ``{``
+that does not close in the chunk drops the rest of the chunk; a ``[...]`` that
+holds no JSON keeps its words ("[laughs]" -> "laughs").
+
 Why here and not in the TTS adapter: Piper reads digits but not markdown, and
 the history must keep the raw text, so cleaning happens on each chunk between
 the chunker and TTS. Pure functions, thread-safe.
@@ -77,7 +85,16 @@ _SYMBOLS = {
     "#": " number ",
 }
 
-_CODE_FENCE = re.compile(r"```[^\n]*\n?|```")
+_FENCED_CODE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_CALL_BLOCK = re.compile(
+    r"<(tool_call|tool_calls|function_call|functions?|tools?|call|json|code)\b[^>]*>.*?(?:</\1\s*>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
+_SPECIAL_TOKEN = re.compile(r"<\|[^|>]*\|>")
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s+[\w:-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*\s*/?>")
+_JSON_MEMBER = re.compile(
+    r'(?:^|(?<=[{,]))\s*"[^"\n]*"\s*:\s*(?:"[^"\n]*"|-?\d[\d.eE+-]*|true|false|null)?\s*,?', re.MULTILINE
+)
 _INLINE_CODE = re.compile(r"`([^`]*)`")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -152,13 +169,68 @@ def _money_words(match: re.Match[str]) -> str:
     return f"{match.group(2)} {currency}"
 
 
+def _closing(text: str, start: int) -> int | None:
+    """Index after the bracket that closes the one at ``start`` (JSON strings respected), or None."""
+    depth = 0
+    in_string = False
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _drop_structured(text: str) -> str:
+    """Remove JSON objects/arrays and stray braces/brackets (see the module docstring)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "{[":
+            end = _closing(text, i)
+            if end is None:
+                if ch == "{":
+                    break  # an object that does not close here: the rest is its body
+                out.append(" ")
+                i += 1
+                continue
+            inner = text[i + 1 : end - 1]
+            if ch == "[" and not re.search(r'["{}:\[\]]', inner) and re.search(r"[A-Za-z]", inner):
+                out.append(f" {inner} ")  # "[laughs]": words, not JSON
+            else:
+                out.append(" ")
+            i = end
+            continue
+        out.append(" " if ch in "}]" else ch)
+        i += 1
+    return "".join(out)
+
+
 def clean_for_speech(text: str) -> str:
     """Text as a voice should read it; '' if nothing speakable is left."""
     t = text.replace("\r", "")
-    t = _CODE_FENCE.sub(" ", t)
+    t = _FENCED_CODE.sub(" ", t)
+    t = _CALL_BLOCK.sub(" ", t)
+    t = _SPECIAL_TOKEN.sub(" ", t)
+    t = _TAG.sub(" ", t)
     t = _INLINE_CODE.sub(r"\1", t)
     t = _IMAGE.sub(r"\1", t)
     t = _LINK.sub(r"\1", t)
+    t = _JSON_MEMBER.sub(" ", t)
+    t = _drop_structured(t)
     t = _URL.sub(" a link ", t)
     t = _EMAIL.sub(" an email address ", t)
     t = _TABLE_RULE.sub(" ", t)

@@ -92,6 +92,36 @@ def test_clean_for_speech(raw, spoken):
     assert clean_for_speech(raw) == spoken
 
 
+@pytest.mark.parametrize(
+    ("raw", "spoken"),
+    [
+        ('{"name": "move", "arguments": {"distance_m": 2}}', ""),
+        ('Okay. {"name": "move", "arguments": {"distance_m": 2}} Done.', "Okay. Done."),
+        ('<tool_call>{"name": "go_to", "arguments": {"room": "kitchen"}}</tool_call>', ""),
+        ('<tool_call>{"name": "go_to"', ""),  # cut off mid-call by the chunker
+        ('{ "ok": true', ""),  # an object split across chunks: its first line...
+        ('"distance_m": 2.5,', ""),  # ... a member line ...
+        ("}", ""),  # ... and its closing brace
+        ("],", ""),
+        ('[{"a": 1}, {"b": [1, 2]}]', ""),
+        ("[1, 2, 3]", ""),
+        ('["kitchen", "hall"]', ""),
+        ("[laughs] Sure.", "laughs Sure."),
+        ("The room {kitchen} is clean.", "The room is clean."),
+        ("```python\nprint(1)\nx = 2\n```", ""),
+        ("Here:\n```\nrm -rf /\n", "Here:"),
+        ("```python", ""),
+        ("I am <b>here</b>.<br/>", "I am here."),
+        ("Done<|im_end|>", "Done"),
+        ("It is 3 < 5 and 7 > 2.", "It is three less than five and seven greater than two."),
+        ('He said "hi": twice.', 'He said "hi": twice.'),
+        ("Move 2 m forward, then turn 90°.", "Move two meters forward, then turn ninety degrees."),
+    ],
+)
+def test_machine_text_is_never_spoken(raw, spoken):
+    assert clean_for_speech(raw) == spoken
+
+
 def test_number_words():
     assert number_to_words(0) == "zero"
     assert number_to_words(1205) == "one thousand two hundred five"
