@@ -258,11 +258,17 @@ class VoiceConfig(Section):
     )
 
 
+def _default_stop_phrases() -> list[str]:
+    from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES  # one list; imported late (voice pulls numpy)
+
+    return list(DEFAULT_STOP_PHRASES)
+
+
 class SafetyConfig(Section):
     """The safety stop, checked on every transcript before any agent runs."""
 
     stop_phrases: list[Annotated[StrictStr, Field(min_length=1)]] = Field(
-        default_factory=lambda: ["stop", "halt", "freeze"],
+        default_factory=_default_stop_phrases,
         description='A transcript matching one of these (not negated: "don\'t stop" does not match) cancels speech, generation and running skills at once.',
     )
     enabled: StrictBool = Field(True, description="Turn the safety stop off only for experiments.")

@@ -1,12 +1,19 @@
 """Safety stop phrases: does this transcript tell the robot to stop?
 
-:class:`StopPhraseMatcher` normalises a transcript (case, punctuation, curly
-apostrophes, hyphens) into words and looks for any configured phrase as a
-whole-word sequence ("stop", "halt", "freeze", "emergency stop" ...). An
+:class:`StopPhraseMatcher` normalises a transcript (Unicode NFKC, so full-width
+"ＳＴＯＰ" is "STOP"; case, punctuation, curly apostrophes, hyphens) into words and
+looks for any configured phrase as a whole-word sequence ("stop", "halt",
+"freeze", "emergency stop" ...). "STOP!!!" and "stop stop stop" stop. An
 occurrence preceded (within ``negation_window`` words of the same clause) by a
 negation - "don't stop", "do not stop", "never stop", "non-stop" - does not
 count. Punctuation ``, . ; : ! ?`` ends a clause, so "don't go, stop!" and
 "not now. Stop." still stop, as does any other un-negated occurrence.
+
+A phrase that ends the utterance is negated only when the negation is its own:
+nothing but ``NEGATION_FILLERS`` ("you", "ever", "just" ...) between them
+("don't you ever stop"). In "don't do that stop" the negation belongs to "do",
+and the final "stop" is a command of its own (speakers drop the comma). Inside
+an utterance the window rule stays ("don't stop the music" does not stop).
 
 Policy: a phrase anywhere in the utterance matches ("can you stop now" stops).
 A false stop costs a repeated command; a missed stop can cost a collision, so
@@ -20,9 +27,12 @@ the STT thread for every transcript, before any agent sees it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
-DEFAULT_STOP_PHRASES = ("stop", "halt", "freeze", "emergency stop", "stop stop")
+DEFAULT_STOP_PHRASES = ("stop", "halt", "freeze")
+"""The one default list (``safety.stop_phrases`` in the config uses it). "stop" also
+matches "emergency stop" and "stop stop"."""
 DEFAULT_NEGATIONS = (
     "don't",
     "dont",
@@ -39,12 +49,19 @@ DEFAULT_NEGATIONS = (
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u02bc": "'"})
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+NEGATION_FILLERS = frozenset("you ever even just please really dare u".split())
+"""Words that may stand between a negation and the phrase it negates at the end of an utterance."""
+
 _CLAUSE_BREAK = re.compile(r"[,.;:!?\u3001\u3002\uff0c\uff01\uff1f]+")
+
+
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
 
 
 def normalise_words(text: str) -> list[str]:
     """Lower-case words of ``text``; punctuation and hyphens separate words."""
-    return _WORDS.findall(text.translate(_APOSTROPHES).lower())
+    return _WORDS.findall(_nfkc(text).translate(_APOSTROPHES).lower())
 
 
 class StopPhraseMatcher:
@@ -74,22 +91,29 @@ class StopPhraseMatcher:
         """The matched phrase, or None."""
         if self.max_words is not None and len(normalise_words(text)) > self.max_words:
             return None
-        clauses = [normalise_words(c) for c in _CLAUSE_BREAK.split(text)]
+        clauses = [normalise_words(c) for c in _CLAUSE_BREAK.split(_nfkc(text))]
+        last = max((i for i, c in enumerate(clauses) if c), default=-1)
         for phrase in self._phrase_words:
             size = len(phrase)
-            for words in clauses:
+            for index, words in enumerate(clauses):
                 for start in range(len(words) - size + 1):
-                    if tuple(words[start : start + size]) == phrase and not self._negated(words, start):
+                    if tuple(words[start : start + size]) != phrase:
+                        continue
+                    at_end = index == last and start + size == len(words)
+                    if not self._negated(words, start, at_end=at_end):
                         return " ".join(phrase)
         return None
 
-    def _negated(self, words: list[str], start: int) -> bool:
-        """True if a negation ends within ``negation_window`` words before ``start``."""
+    def _negated(self, words: list[str], start: int, *, at_end: bool) -> bool:
+        """True if a negation ends within ``negation_window`` words before ``start`` (at the end of
+        the utterance: with only ``NEGATION_FILLERS`` in between)."""
         for neg in self._negations:
             size = len(neg)
             # A negation ending at index e (exclusive) with start - e <= window.
             for end in range(max(size, start - self.negation_window), start + 1):
-                if tuple(words[end - size : end]) == neg:
+                if tuple(words[end - size : end]) != neg:
+                    continue
+                if not at_end or all(w in NEGATION_FILLERS for w in words[end:start]):
                     return True
         return False
 

@@ -141,6 +141,14 @@ def test_number_words():
         "Emergency stop",
         "please don't go, stop!",
         "Not now. Stop.",
+        "STOP!!!",
+        "ＳＴＯＰ",  # full-width letters
+        "ｓｔｏｐ！",
+        "stop stop stop",
+        "don't do that, stop",
+        "don't do that stop",  # the negation belongs to "do"; the final "stop" is a command
+        "don’t touch that stop",
+        "no no no stop",
     ],
 )
 def test_stop_phrases_match(text):
@@ -149,7 +157,21 @@ def test_stop_phrases_match(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["don't stop", "Don’t stop the music", "do not stop", "never stop", "non-stop", "stopwatch", "keep going", ""],
+    [
+        "don't stop",
+        "Don’t stop the music",
+        "do not stop",
+        "never stop",
+        "non-stop",
+        "nonstop music",
+        "NON-STOP",
+        "don't you stop",
+        "don't ever stop",
+        "ｄｏｎ'ｔ ｓｔｏｐ",
+        "stopwatch",
+        "keep going",
+        "",
+    ],
 )
 def test_negated_or_absent_stop_phrases_do_not_match(text):
     assert StopPhraseMatcher().match(text) is None
@@ -161,3 +183,10 @@ def test_stop_phrases_are_configurable():
     assert matcher.match("abort mission now") == "abort mission"
     assert matcher.match("stop") is None
     assert StopPhraseMatcher(max_words=3).match("could you please stop at the door") is None
+
+
+def test_the_config_default_stop_phrases_are_the_matcher_defaults():
+    from edgevox.config.schema import SafetyConfig
+    from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES
+
+    assert tuple(SafetyConfig().stop_phrases) == DEFAULT_STOP_PHRASES
