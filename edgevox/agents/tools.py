@@ -10,6 +10,9 @@ and the function. Supported annotations:
 - ``list[X]`` / ``tuple[X, ...]`` -> ``array`` of X; ``dict[str, X]`` -> object with ``additionalProperties``
 - dataclasses and ``TypedDict`` -> nested ``object`` (validated values become the dataclass)
 - ``Annotated[X, "description"]`` -> X with a description
+- ``Annotated[float, Field(ge=-5, le=5)]`` (pydantic ``Field`` or ``annotated_types``
+  ``Ge/Gt/Le/Lt/Interval``) -> ``minimum``/``maximum`` (``exclusiveMinimum``/``exclusiveMaximum``);
+  a docstring range does the same: "-5 to 5", "between 0 and 100", "(0-100)"
 
 A parameter with a default is optional; the default is recorded in the schema.
 A parameter annotated ``AgentContext`` (or named ``ctx``) is injected by the agent
@@ -17,10 +20,13 @@ and never appears in the schema; neither does a ``GoalHandle`` parameter of a sk
 
 Validation is strict on purpose (small models make small mistakes, and a robot must
 not guess): ``True`` is not an integer or a number, unknown keys are rejected, enum
-values are checked, and each error names the tool, the argument (dotted path for
-nested values), what was expected and what came::
+values are checked, ``NaN`` and infinities are never a number, bounds are enforced,
+and each error names the tool, the argument (dotted path for nested values), what
+was expected and what came::
 
     tool 'move' argument 'distance_m': expected number, got 'far'
+    tool 'move' argument 'distance_m': expected a finite number, got nan
+    tool 'move' argument 'distance_m': expected a number <= 5 (maximum), got 7
 
 An exception raised *inside* the tool is a :class:`~edgevox.errors.ToolExecutionError`
 (a tool failure), never a :class:`~edgevox.errors.ToolArgumentError`.
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import re
 import types
 import typing
@@ -208,8 +215,8 @@ def build_tool(
         if hint is Any:
             raise TypeError(f"tool {tool_name!r}: parameter {pname!r} needs a type annotation")
         schema, conv = schema_for(hint, where=f"tool {tool_name!r} parameter {pname!r}")
-        if pname in arg_docs and "description" not in schema:
-            schema = {**schema, "description": arg_docs[pname]}
+        if pname in arg_docs:
+            schema = _with_doc(schema, arg_docs[pname])
         if param.default is not inspect.Parameter.empty:
             schema = {**schema, "default": _jsonable_default(param.default)}
         else:
@@ -270,6 +277,57 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return text, args
 
 
+_NUM = r"(-?\d+(?:\.\d+)?)"
+_DOC_RANGES = (
+    re.compile(rf"\bbetween\s+{_NUM}\s+and\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
+    re.compile(rf"(?:^|(?<=[\s,;:(]))(?:from\s+)?{_NUM}\s+to\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
+    re.compile(rf"\(\s*{_NUM}\s*(?:-|\u2013|\.\.)\s*{_NUM}\s*[a-z%\u00b0/]*\s*\)", re.IGNORECASE),
+)
+"""Ranges read from a parameter's docstring: "-5 to 5", "from 0 to 10", "between 0 and 100",
+"(0-100)", "(0-100 %)". Conservative: one range only, low < high, else none is read."""
+
+
+def docstring_bounds(description: str) -> dict[str, float | int]:
+    """``{"minimum": lo, "maximum": hi}`` from a range in ``description``, or ``{}``."""
+    found = {(m.group(1), m.group(2)) for rx in _DOC_RANGES for m in rx.finditer(description)}
+    if len(found) != 1:
+        return {}  # none, or two different ranges: do not guess
+    lo, hi = (_number(x) for x in found.pop())
+    return {"minimum": lo, "maximum": hi} if lo < hi else {}
+
+
+def _number(text: str) -> float | int:
+    return float(text) if "." in text else int(text)
+
+
+_BOUND_KEYS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
+_NUMERIC = ("number", "integer")
+
+
+def _with_bounds(schema: dict[str, Any], bounds: dict[str, Any], where: str, *, strict: bool) -> dict[str, Any]:
+    """``schema`` with numeric ``bounds`` (on the numeric members of an ``anyOf``). A bound on a
+    non-numeric type is a TypeError when ``strict`` (an annotation), ignored otherwise (a docstring)."""
+    if not bounds:
+        return schema
+    if schema.get("type") in _NUMERIC and "enum" not in schema:
+        return {**schema, **bounds}
+    if "anyOf" in schema and any(s.get("type") in _NUMERIC for s in schema["anyOf"]):
+        members = [{**s, **bounds} if s.get("type") in _NUMERIC and "enum" not in s else s for s in schema["anyOf"]]
+        return {**schema, "anyOf": members}
+    if strict:
+        raise TypeError(f"{where}: bounds ({', '.join(bounds)}) need an int or float parameter")
+    return schema
+
+
+def _with_doc(schema: dict[str, Any], doc: str) -> dict[str, Any]:
+    """A parameter's docstring line: its description (unless the annotation gave one) and its range
+    (unless the annotation gave bounds)."""
+    if "description" not in schema:
+        schema = {**schema, "description": doc}
+    has_bounds = any(k in s for s in (schema, *schema.get("anyOf", ())) for k in _BOUND_KEYS.values())
+    return schema if has_bounds else _with_bounds(schema, docstring_bounds(doc), "", strict=False)
+
+
 def _strip_annotated(hint: Any) -> tuple[Any, str | None]:
     if get_origin(hint) is typing.Annotated:
         base, *meta = get_args(hint)
@@ -278,14 +336,36 @@ def _strip_annotated(hint: Any) -> tuple[Any, str | None]:
     return hint, None
 
 
+def _annotated_bounds(hint: Any) -> dict[str, Any]:
+    """JSON-schema bounds from ``Annotated`` metadata: pydantic ``Field(ge=..)`` (whose ``metadata``
+    holds ``annotated_types`` objects) or ``annotated_types.Ge/Gt/Le/Lt/Interval`` directly.
+    Duck-typed, so neither library is needed here."""
+    if get_origin(hint) is not typing.Annotated:
+        return {}
+    out: dict[str, Any] = {}
+    for meta in get_args(hint)[1:]:
+        if isinstance(meta, str):
+            continue
+        for item in (meta, *getattr(meta, "metadata", ())):
+            for attr, key in _BOUND_KEYS.items():
+                value = getattr(item, attr, None)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    if not math.isfinite(value):
+                        raise TypeError(f"bound {attr}={value!r} must be a finite number")
+                    out[key] = value
+    return out
+
+
 def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
 
 
 def schema_for(hint: Any, *, where: str) -> tuple[dict[str, Any], Callable[[Any], Any] | None]:
     """JSON schema for a type hint, plus a converter for validated values (or None)."""
+    bounds = _annotated_bounds(hint)
     hint, desc = _strip_annotated(hint)
     schema, conv = _schema_for(hint, where)
+    schema = _with_bounds(schema, bounds, where, strict=True)
     if desc:
         schema = {**schema, "description": desc}
     return schema, conv
@@ -424,7 +504,8 @@ def _show(value: Any) -> str:
         return "null"
     if isinstance(value, (dict, list)):
         return f"{type(value).__name__} {value!r}"[:80]
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def _describe(schema: dict[str, Any]) -> str:
@@ -474,13 +555,23 @@ def validate_value(schema: dict[str, Any], value: Any, *, tool: str, path: str) 
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail("integer")
         if isinstance(value, float):
+            if not math.isfinite(value):
+                raise fail("a finite integer")
             if not value.is_integer():
                 raise fail("integer")
             value = int(value)
+        _check_bounds(schema, value, "an integer", fail)
         return value
     if t == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail("number")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an int beyond float range: a tool would get inf from float()
+            finite = False
+        if not finite:
+            raise fail("a finite number")
+        _check_bounds(schema, value, "a number", fail)
         return value
     if t == "null":
         if value is not None:
@@ -523,6 +614,20 @@ def validate_value(schema: dict[str, Any], value: Any, *, tool: str, path: str) 
                 out[key] = sub["default"]
         return out
     return value
+
+
+_BOUND_TESTS: tuple[tuple[str, str, Callable[[Any, Any], bool]], ...] = (
+    ("minimum", ">=", lambda v, b: v >= b),
+    ("exclusiveMinimum", ">", lambda v, b: v > b),
+    ("maximum", "<=", lambda v, b: v <= b),
+    ("exclusiveMaximum", "<", lambda v, b: v < b),
+)
+
+
+def _check_bounds(schema: dict[str, Any], value: Any, what: str, fail: Callable[[str], ToolArgumentError]) -> None:
+    for key, op, ok in _BOUND_TESTS:
+        if key in schema and not ok(value, schema[key]):
+            raise fail(f"{what} {op} {schema[key]} ({key})")
 
 
 def fill_defaults(tool_: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
