@@ -3,7 +3,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Literal, Optional, TypedDict
 
+import annotated_types as at
 import pytest
+from pydantic import Field
 
 from edgevox.agents.tools import ToolBox, parse_docstring, tool
 from edgevox.errors import ToolArgumentError
@@ -147,3 +149,125 @@ def test_google_docstring_sections_and_toolbox_rejects_duplicates():
     assert summary == "Do it." and args == {"a": "first more", "b": "second"}
     with pytest.raises(ValueError, match="two tools are named 'move'"):
         ToolBox([move, move])
+
+
+# --- values that reach actuators: finite numbers and bounds -------------------------------------
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_nan_and_infinities_are_rejected_with_a_tool_error(bad):
+    result = move.invoke({"distance_m": bad})
+    assert not result.ok and result.error_kind == "arguments"
+    assert result.error == f"tool 'move' argument 'distance_m': expected a finite number, got {bad!r}"
+
+
+def test_nan_is_not_an_integer_and_json_infinity_is_rejected():
+    import json
+
+    @tool
+    def repeat(times: int) -> str:
+        return "ok"
+
+    assert "finite integer" in repeat.invoke({"times": float("nan")}).error
+    assert "finite number" in move.invoke(json.loads('{"distance_m": Infinity}')).error
+    assert "finite number" in move.invoke(json.loads('{"distance_m": 1e400}')).error
+
+
+def test_a_float_parameter_takes_a_huge_int_unless_it_is_beyond_float_range():
+    assert move.invoke({"distance_m": 10**20}).ok
+    result = move.invoke({"distance_m": 10**400})
+    assert not result.ok and "expected a finite number, got 1000" in result.error and len(result.error) < 120
+
+
+def test_annotated_bounds_appear_in_the_schema_and_are_enforced():
+    @tool
+    def drive(
+        distance_m: Annotated[float, Field(ge=-5, le=5)],
+        speed: Annotated[float, at.Gt(0), at.Lt(2), "metres per second"] = 1.0,
+        level: Annotated[int, at.Interval(ge=0, le=10)] | None = None,
+    ) -> str:
+        return "ok"
+
+    props = drive.parameters["properties"]
+    assert props["distance_m"] == {"type": "number", "minimum": -5, "maximum": 5}
+    assert props["speed"]["exclusiveMinimum"] == 0 and props["speed"]["exclusiveMaximum"] == 2
+    assert props["speed"]["description"] == "metres per second"
+    assert props["level"]["anyOf"][0] == {"type": "integer", "minimum": 0, "maximum": 10}
+    assert drive.invoke({"distance_m": 5}).ok and drive.invoke({"distance_m": -5.0}).ok
+    cases = {
+        "distance_m": (7, "expected a number <= 5 (maximum), got 7"),
+        "speed": (2, "expected a number < 2 (exclusiveMaximum), got 2"),
+    }
+    for name, (value, message) in cases.items():
+        args = {"distance_m": 1, name: value}
+        assert drive.invoke(args).error == f"tool 'drive' argument {name!r}: {message}"
+    assert "minimum" in drive.invoke({"distance_m": -5.5}).error
+    assert "exclusiveMinimum" in drive.invoke({"distance_m": 1, "speed": 0}).error
+    assert not drive.invoke({"distance_m": 1, "level": 11}).ok and drive.invoke({"distance_m": 1, "level": None}).ok
+
+
+def test_bounds_on_a_non_numeric_parameter_are_a_build_error():
+    with pytest.raises(TypeError, match="bounds"):
+
+        @tool
+        def say(text: Annotated[str, Field(ge=0)]) -> str:
+            return text
+
+
+@pytest.mark.parametrize(
+    ("doc", "bounds"),
+    [
+        ("Distance in meters, -5 to 5.", {"minimum": -5, "maximum": 5}),
+        ("Brightness between 0 and 100", {"minimum": 0, "maximum": 100}),
+        ("Brightness in percent (0-100).", {"minimum": 0, "maximum": 100}),
+        ("Speed (0.1-2.5 m/s)", {"minimum": 0.1, "maximum": 2.5}),
+        ("Angle, from -180 to 180 degrees.", {"minimum": -180, "maximum": 180}),
+        ("Distance in meters. Negative for backwards.", {}),
+        ("Room number, e.g. 3.", {}),
+        ("Go to 5 rooms", {}),  # no number before "to"
+        ("1 to 2 times, or 3 to 4", {}),  # two ranges: do not guess
+        ("From 10 to 5", {}),  # not increasing
+    ],
+)
+def test_docstring_ranges_are_read_conservatively(doc, bounds):
+    from edgevox.agents.tools import docstring_bounds
+
+    assert docstring_bounds(doc) == bounds
+
+
+def test_a_docstring_range_bounds_the_parameter():
+    @tool
+    def dim(room: str, level: int, speed: float = 1.0) -> str:
+        """Dim a light.
+
+        Args:
+            room: Which room, 1 to 3 words.
+            level: Brightness in percent (0-100).
+            speed: How fast, between 0.5 and 2.
+        """
+        return "ok"
+
+    props = dim.parameters["properties"]
+    assert "minimum" not in props["room"]  # strings take no bounds
+    assert props["level"]["minimum"] == 0 and props["level"]["maximum"] == 100
+    assert dim.invoke({"room": "hall", "level": 100}).ok
+    assert dim.invoke({"room": "hall", "level": 101}).error == (
+        "tool 'dim' argument 'level': expected an integer <= 100 (maximum), got 101"
+    )
+    assert "between 0.5" not in dim.invoke({"room": "hall", "level": 1, "speed": 3}).error
+    assert "<= 2 (maximum)" in dim.invoke({"room": "hall", "level": 1, "speed": 3}).error
+
+
+def test_the_grammar_builder_accepts_bounded_schemas():
+    from edgevox.agents.grammar import arguments_grammar, tool_call_grammar
+
+    @tool
+    def drive(distance_m: Annotated[float, Field(ge=-5, le=5)], level: int = 3) -> str:
+        """Drive.
+
+        Args:
+            level: Gear (1-5).
+        """
+        return "ok"
+
+    assert "root" in arguments_grammar(drive) and "root" in tool_call_grammar([drive])
