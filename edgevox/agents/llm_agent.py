@@ -250,11 +250,12 @@ class LLMAgent:
             if self.speak_tool_results and tr.ok and isinstance(tr.value, str):
                 yield from self._emit_text(tr.value, ctx, result)
                 return
-            messages = [
-                *messages,
-                {"role": "assistant", "content": f'{{"name": "{call.name}", "arguments": {_json(call.arguments)}}}'},
-                {"role": "tool", "content": f"{call.name}: {tr.as_text()}"},
-            ]
+            # The result goes to the model in plain words inside the user's turn: a JSON assistant
+            # message is what a small model then copies into its reply, and a "tool" message
+            # without a real tool call is rejected by strict chat templates.
+            note = _tool_note(call, tr)
+            last = messages[-1]
+            messages = [*messages[:-1], {**last, "content": f"{last['content']}\n{note}"}]
         yield from self._reply(messages, ctx, result)
 
     # -- pieces --------------------------------------------------------------------------
@@ -316,13 +317,31 @@ class LLMAgent:
     def _reply(
         self, messages: list[dict[str, Any]], ctx: AgentContext, result: AgentResult
     ) -> Generator[Event, None, None]:
+        """Stream the reply. A reply that starts like machine text (``{ [ < ```) is held back;
+        after a tool call, one that is machine text or empty is replaced by the tool's own
+        words (:func:`_fallback_reply`), so raw call JSON is never spoken or remembered."""
         parts: list[str] = []
+        held: list[str] = []
+        holding = True  # until the first visible character says prose or machine text
         for piece in self._llm_stream(messages, ctx, grammar=None, max_tokens=self.reply_max_tokens):
             parts.append(piece)
-            result.text = "".join(parts).strip()  # what was said so far, if cancelled
+            text = "".join(parts).strip()
+            if holding:
+                held.append(piece)
+                if not text or text[0] in _MACHINE_START:
+                    continue
+                holding, piece = False, "".join(held)
+            result.text = text  # what was said so far, if cancelled
             delta = ReplyDelta(agent=self.name, text=piece)
             ctx.publish(delta)
             yield delta
+        if not holding or ctx.cancelled:
+            return
+        text = "".join(parts).strip()
+        if result.tool_calls and (not text or _looks_like_machine_text(text)):
+            text = _fallback_reply(result.tool_calls[-1])
+        if text:
+            yield from self._emit_text(text, ctx, result)
 
     def _emit_text(self, text: str, ctx: AgentContext, result: AgentResult) -> Generator[Event, None, None]:
         result.text = text
@@ -377,10 +396,39 @@ class _EndRun(Exception):  # noqa: N818 - control flow, not an error
         self.text = text
 
 
-def _json(value: Any) -> str:
-    import json
+_MACHINE_START = "{[<`"
+_MACHINE_TEXT = re.compile(r'^[\[{<`]|"(?:name|arguments|tool|function)"\s*:|</?tool_call>|<\|', re.IGNORECASE)
 
-    return json.dumps(value)
+
+def _looks_like_machine_text(text: str) -> bool:
+    """A tool call, JSON or markup rather than words for a person (or no words at all)."""
+    return bool(_MACHINE_TEXT.search(text)) or not re.search(r"\w", re.sub(r"<[^>]*>|\{.*?\}", " ", text))
+
+
+def _plain(value: Any) -> str:
+    """A tool's value in words (no JSON/repr braces for the model to copy)."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(_plain(v) for v in value)
+    return "nothing" if value is None else str(value)
+
+
+def _tool_note(call: ToolCall, tr: ToolResult) -> str:
+    """What a tool call did, in words, for the reply prompt."""
+    what = call.name.replace("_", " ")
+    if tr.ok:
+        return f"(The {what} tool ran. Result: {_plain(tr.value) or 'done'}. Tell me about it in one short sentence.)"
+    return f"(The {what} tool failed: {tr.error}. Tell me in one short sentence.)"
+
+
+def _fallback_reply(tr: ToolResult) -> str:
+    """The reply when the model's words after a tool call are unusable."""
+    if tr.ok and isinstance(tr.value, str) and tr.value.strip() and not _looks_like_machine_text(tr.value.strip()):
+        return tr.value.strip()
+    return "Done." if tr.ok else "Sorry, I could not do that."
 
 
 def _handoff_tool(tool_name: str, agent: Any) -> Tool:

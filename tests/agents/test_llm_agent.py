@@ -82,7 +82,10 @@ def test_llm_chosen_call_is_validated_executed_and_reported(recorded):
     assert kinds == [ToolCallStarted, ToolCallFinished, AgentReply]
     # The reply prompt carries the tool result after the call.
     assert llm.calls[2].messages[-1]["content"] == "please go ahead a bit"
-    assert llm.calls[3].messages[-1] == {"role": "tool", "content": "move: moved 2"}
+    # In plain words inside the user's turn: no JSON assistant message to imitate, no bare "tool" message.
+    assert [m["role"] for m in llm.calls[3].messages] == ["user"]
+    assert llm.calls[3].messages[-1]["content"].startswith("please go ahead a bit\n(The move tool ran. Result: moved 2.")
+    assert "{" not in llm.calls[3].messages[-1]["content"]
 
 
 def test_bad_arguments_from_the_model_become_a_tool_error_the_model_sees():
@@ -158,3 +161,56 @@ def test_handoff_runs_target_in_child_context_with_same_bus_and_blackboard(recor
     kinds = [e.kind for e in events]
     assert "agent.handoff" in kinds
     assert any(e.kind == "agent.reply" and e.source == "kitchen_expert" for e in events)
+
+
+# --- replies after a tool call are words, never the call's JSON ---------------------------------
+
+
+def _after_move(reply: str, **kwargs):
+    """Run one "move 2" turn whose final reply is ``reply``; returns (result, spoken deltas)."""
+    moves.clear()
+    llm = ScriptedLLM(["move", '{"distance_m": 2}', "none", reply])
+    agent = LLMAgent("robot", tools=[move], llm=llm, decoder=TwoStageDecoder(), **kwargs)
+    stream = agent.stream("please go ahead a bit", AgentContext())
+    deltas = list(stream.text_deltas())
+    return stream.result(), deltas, agent
+
+
+def test_a_reply_that_copies_the_call_json_is_replaced_by_the_tool_result():
+    for reply in (
+        '{"name": "move", "arguments": {"distance_m": 2}}',
+        '  <tool_call>{"name": "move", "arguments": {"distance_m": 2}}</tool_call>',
+        '[{"name": "move"}]',
+        "```json\n{}\n```",
+        "",
+        "   ",
+    ):
+        result, deltas, agent = _after_move(reply)
+        assert moves == [2]
+        assert result.ok and result.text == "moved 2" and deltas == ["moved 2"], reply
+        # ... and the history remembers words, not JSON.
+        assert agent.memory.history("default")[-1] == {"role": "assistant", "content": "moved 2"}
+
+
+def test_a_prose_reply_after_a_tool_call_still_streams():
+    result, deltas, _ = _after_move("Done, I moved two meters.")
+    assert deltas == ["Done,", " I", " moved", " two", " meters."] and result.text == "Done, I moved two meters."
+
+
+def test_a_tool_without_words_falls_back_to_a_neutral_sentence():
+    @tool
+    def beep() -> dict:
+        """Beep once."""
+        return {"ok": True}
+
+    llm = ScriptedLLM(["beep", "none", '{"name": "beep", "arguments": {}}'])
+    agent = LLMAgent("robot", tools=[beep], llm=llm, decoder=TwoStageDecoder())
+    result = agent.run("beep please")
+    assert result.tool_calls[0].ok and result.text == "Done."
+    assert "Result: ok: True." in llm.calls[-1].messages[-1]["content"]
+
+
+def test_a_reply_without_a_tool_call_that_starts_with_a_brace_is_kept_whole():
+    llm = ScriptedLLM(["{curly} braces are fun."])
+    result = LLMAgent("chat", llm=llm).run("say something")
+    assert result.text == "{curly} braces are fun."
