@@ -32,7 +32,7 @@ from edgevox.agents.base import AgentResult, AgentStream
 from edgevox.agents.decoders import Decision, DecisionRequest, SchemaFirstDecoder, ToolDecoder
 from edgevox.agents.events import AgentReply, AgentStarted, HandoffEvent, ReplyDelta, ToolCallFinished, ToolCallStarted
 from edgevox.agents.hooks import HookPoint, run_hooks
-from edgevox.agents.memory import MemoryStore
+from edgevox.agents.memory import MemoryStore, clean_turn_text
 from edgevox.agents.skills import Skill, SkillExecutor
 from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool
 from edgevox.errors import AgentError, EdgeVoxError, ToolArgumentError
@@ -154,6 +154,7 @@ class LLMAgent:
     # -- the run -------------------------------------------------------------------------
 
     def _run(self, task: str, outer: AgentContext) -> Generator[Event, None, AgentResult]:
+        task = clean_turn_text(task)  # lone surrogates from non-UTF-8 input would fail every later turn
         ctx = outer.child(agent_name=self.name, deps={**outer.deps, **self.deps})
         result = AgentResult(agent=self.name)
         try:
@@ -267,6 +268,7 @@ class LLMAgent:
         return (*self.hooks, *ctx.hooks)
 
     def _prompt(self, task: str, ctx: AgentContext) -> list[dict[str, Any]]:
+        self._memory(ctx).check_turn(task)  # one clear error, not a context-window failure in the LLM
         system = self.instructions
         summary = ctx.deps.get("handoff_summary") if isinstance(ctx.deps, dict) else None
         if summary:

@@ -8,17 +8,51 @@ as fit the token budget (oldest dropped first), then the new messages, which are
 always kept. Sessions beyond ``max_sessions`` are evicted least recently used, and
 each session keeps at most ``max_turns`` turns, so memory never grows without bound.
 
+A turn enters the history only when it succeeded (the agent decides), and what a
+user says is checked first: :func:`clean_turn_text` makes it valid text (lone
+surrogates from a non-UTF-8 ``argv``/stdin would crash tokenisation on every
+later turn), and :meth:`MemoryStore.check_turn` rejects a request that alone
+takes more than half the token budget with one clear error, instead of a
+context-window failure inside the model.
+
 Thread-safe: one lock guards the store.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from edgevox.errors import AgentError
+
 Message = dict[str, Any]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_turn_text(text: str) -> str:
+    """``text`` as valid Unicode: bytes smuggled in as surrogates (``"caf\\udce9"`` from a
+    Latin-1 terminal read with ``surrogateescape``) are decoded as UTF-8 where they are UTF-8
+    and become U+FFFD where not; other lone surrogates become U+FFFD; control characters
+    other than tab and newline become spaces."""
+    if not isinstance(text, str):
+        raise AgentError(f"a request must be text, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        if _only_escapes(text):
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        else:
+            text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    return _CONTROL.sub(" ", text)
+
+
+def _only_escapes(text: str) -> bool:
+    """True if every surrogate in ``text`` is a ``surrogateescape`` byte (U+DC80..U+DCFF)."""
+    return all("\udc80" <= ch <= "\udcff" for ch in text if "\ud800" <= ch <= "\udfff")
 
 
 def approx_tokens(text: str) -> int:
@@ -79,6 +113,15 @@ class MemoryStore:
         mem = self.session(session_id)
         with self._lock:
             mem.add_turn(messages)
+
+    def check_turn(self, text: str) -> None:
+        """Raise :class:`AgentError` if ``text`` alone costs more than half the token budget."""
+        limit = self.token_budget // 2
+        if len(text) > 16 * limit or self.count_tokens(text) > limit:
+            raise AgentError(
+                f"the request is too long ({len(text)} characters; at most about {limit} tokens fit): "
+                "say it in shorter parts"
+            )
 
     def history(self, session_id: str) -> list[Message]:
         mem = self.session(session_id)

@@ -24,6 +24,13 @@ if nothing was heard - no invented "interrupted" notes, which strict chat
 templates may reject). Consecutive user messages that result are merged when
 the prompt is built, so templates that require alternation still work.
 
+A failed turn leaves no trace: the exchange is stored when the reply ended, was
+cancelled or was cut off by the loop (barge-in), never when the LLM raised - a
+user message stuck in the history after, say, a context-window error would make
+every later turn fail the same way. The request is cleaned first
+(:func:`~edgevox.agents.memory.clean_turn_text`: lone surrogates from non-UTF-8
+input) and one longer than ``max_input_tokens`` is refused with one clear error.
+
 Threading: ``stream`` runs on the voice loop's turn thread; the history lock makes
 ``history`` and ``truncate_reply`` safe from other threads. Inference itself is
 serialised by the LLM engine (and by ``ctx.llm_lock`` when a runtime shares one).
@@ -36,7 +43,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from edgevox.agents.memory import clean_turn_text
 from edgevox.engines.base import LLM
+from edgevox.errors import AgentError, Cancelled
 from edgevox.runtime.context import AgentContext
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -59,9 +68,13 @@ class ChatAgent:
         max_tokens: int = 120,
         temperature: float = 0.0,
         max_history_turns: int = 8,
+        max_input_tokens: int = 512,
     ) -> None:
         if max_history_turns < 1:
             raise ValueError(f"ChatAgent max_history_turns = {max_history_turns}: must be >= 1")
+        if max_input_tokens < 1:
+            raise ValueError(f"ChatAgent max_input_tokens = {max_input_tokens}: must be >= 1")
+        self.max_input_tokens = max_input_tokens
         self.llm = llm
         self.system_prompt = system_prompt
         self.name = name
@@ -120,10 +133,14 @@ class ChatAgent:
         return "".join(self.stream(task, ctx)).strip()
 
     def stream(self, task: str, ctx: AgentContext) -> Iterator[str]:
-        """Yield the reply's text deltas; the exchange is stored when the iterator ends."""
+        """Yield the reply's text deltas; the exchange is stored when the iterator ends, unless
+        the turn failed (see the module docstring)."""
+        task = clean_turn_text(task)
+        self._check_length(task)
         messages = self._messages(ctx.session_id, task)
         parts: list[str] = []
         lock = ctx.llm_lock if ctx.llm_lock is not None else contextlib.nullcontext()
+        keep = False
         try:
             with lock:
                 pieces = self.llm.stream(
@@ -135,14 +152,30 @@ class ChatAgent:
                             break
                         parts.append(piece)
                         yield piece
+            keep = True
+        except (GeneratorExit, Cancelled):
+            keep = True  # cut off by the loop (barge-in, stop): what the user said still happened
+            raise
         finally:
-            with self._lock:
-                history = self._history(ctx.session_id)
-                history.append({"role": "user", "content": task})
-                reply = "".join(parts).strip()
-                if reply:
-                    history.append({"role": "assistant", "content": reply})
-                self._trim(history)
+            if keep:
+                self._store(ctx.session_id, task, parts)
+
+    def _check_length(self, task: str) -> None:
+        limit = self.max_input_tokens
+        if len(task) > 16 * limit or self.llm.count_tokens(task) > limit:
+            raise AgentError(
+                f"the request is too long ({len(task)} characters; at most {limit} tokens, "
+                "ChatAgent max_input_tokens): say it in shorter parts"
+            )
+
+    def _store(self, session_id: str, task: str, parts: list[str]) -> None:
+        with self._lock:
+            history = self._history(session_id)
+            history.append({"role": "user", "content": task})
+            reply = "".join(parts).strip()
+            if reply:
+                history.append({"role": "assistant", "content": reply})
+            self._trim(history)
 
     def truncate_reply(self, ctx: AgentContext, spoken_text: str) -> None:
         """Replace the last assistant message of ``ctx.session_id`` by what was actually spoken."""

@@ -214,3 +214,48 @@ def test_a_reply_without_a_tool_call_that_starts_with_a_brace_is_kept_whole():
     llm = ScriptedLLM(["{curly} braces are fun."])
     result = LLMAgent("chat", llm=llm).run("say something")
     assert result.text == "{curly} braces are fun."
+
+
+# --- a failed turn never poisons the next one ----------------------------------------------------
+
+
+def _window_llm(max_chars: int):
+    from edgevox.errors import EngineError
+
+    def reply(messages, _grammar):
+        prompt = "".join(m["content"] for m in messages)
+        prompt.encode("utf-8")
+        if len(prompt) > max_chars:
+            raise EngineError("llama.cpp rejected the request: Requested tokens exceed context window")
+        return f"Answer {len(messages)}."
+
+    return ScriptedLLM(reply)
+
+
+def test_a_failed_turn_is_not_remembered_and_the_next_turn_works():
+    from edgevox.agents.memory import MemoryStore
+
+    agent = LLMAgent("chat", "sys", llm=_window_llm(300), memory=MemoryStore(1000))
+    assert agent.run("hello").ok
+    failed = agent.run("word " * 80)  # fits the memory's limit, not the model's window
+    assert not failed.ok and "context window" in failed.error
+    assert [m["content"] for m in agent.memory.history("default")] == ["hello", "Answer 2."]
+    later = agent.run("and now?")
+    assert later.ok and later.text == "Answer 4."
+
+
+def test_an_over_long_request_gets_one_clear_error_and_the_next_turn_works():
+    llm = _window_llm(10_000)
+    agent = LLMAgent("robot", "sys", tools=[move], llm=llm)
+    result = agent.run("please go forward " * 200)
+    assert not result.ok and result.error.startswith("the request is too long (3600 characters")
+    assert agent.memory.history("default") == [] and not llm.calls
+    assert agent.run("hi there").ok
+
+
+def test_non_utf8_input_is_cleaned_before_the_model_or_the_history_see_it():
+    agent = LLMAgent("chat", "sys", llm=_window_llm(10_000))
+    result = agent.run("caf\udce9 \udcff")
+    assert result.ok
+    assert agent.memory.history("default")[0]["content"] == "caf\ufffd \ufffd"
+    assert agent.run("next").ok
