@@ -187,9 +187,11 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
     if cfg.factory:
         factory = import_ref(cfg.factory, where=f"{where}.factory")
         try:
-            return factory(llm=llm, **cfg.options)
+            agent = factory(llm=llm, **cfg.options)
         except TypeError as exc:
             raise ConfigError(f"{where}.factory: {cfg.factory}(llm=..., **options) failed: {exc}") from None
+        _set_speak_tool_results(agent, cfg, where)
+        return agent
     tools = resolve_tools(cfg.tools, where=f"{where}.tools") + resolve_tools(cfg.skills, where=f"{where}.skills")
     if not tools and not cfg.handoffs:
         from edgevox.voice.chat_agent import ChatAgent
@@ -209,7 +211,19 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
         llm=llm,
         handoffs=handoffs,
         max_tool_hops=cfg.max_tool_hops,
+        **({} if cfg.speak_tool_results is None else {"speak_tool_results": cfg.speak_tool_results}),
     )
+
+
+def _set_speak_tool_results(agent: Any, cfg: AgentConfig, where: str) -> None:
+    """``agents.<name>.speak_tool_results`` on an agent a factory built."""
+    if cfg.speak_tool_results is None or "speak_tool_results" in cfg.options:
+        return
+    if not hasattr(agent, "speak_tool_results"):
+        raise ConfigError(
+            f"{where}.speak_tool_results: the agent built by {cfg.factory} has no speak_tool_results setting"
+        )
+    agent.speak_tool_results = cfg.speak_tool_results
 
 
 def make_agents(app: AppConfig, llm: Any) -> dict[str, Any]:

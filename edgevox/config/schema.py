@@ -301,6 +301,10 @@ class AgentConfig(Section):
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for `factory`.")
     max_tool_hops: PosInt = Field(3, description="Maximum tool calls in one turn before the agent must answer.")
+    speak_tool_results: StrictBool | None = Field(
+        None,
+        description="If a tool returns text, speak that text as the reply (no LLM reply after the call); null = the agent's own default. Set on the agent a `factory` builds, too.",
+    )
     max_tokens: PosInt | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
     temperature: NonNegFloat | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")
 

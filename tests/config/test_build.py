@@ -67,3 +67,33 @@ def test_agents_without_tools_are_chat_agents_with_their_instructions():
     agents = make_agents(cfg, ScriptedLLM(default="ok"))
     assert agents["helper"].system_prompt == "Be brief."
     assert agents["helper"].max_tokens == 7
+
+
+def test_speak_tool_results_is_set_from_yaml_for_tool_agents_and_factory_agents():
+    text = """\
+agents:
+  quiet:
+    tools: ["cfg_sample_tools:wave"]
+    speak_tool_results: false
+  talky:
+    tools: ["cfg_sample_tools:wave"]
+    speak_tool_results: true
+  default:
+    tools: ["cfg_sample_tools:wave"]
+  robot:
+    factory: edgevox.examples.home_robot:build_home_robot_agent
+    speak_tool_results: false
+  robot_default:
+    factory: edgevox.examples.home_robot:build_home_robot_agent
+"""
+    agents = make_agents(parse_config(text, env={}), ScriptedLLM(default="ok"))
+    assert agents["quiet"].speak_tool_results is False and agents["talky"].speak_tool_results is True
+    assert agents["default"].speak_tool_results is False  # LLMAgent's own default
+    assert agents["robot"].speak_tool_results is False
+    assert agents["robot_default"].speak_tool_results is True  # the factory's own default
+
+
+def test_speak_tool_results_on_a_factory_agent_without_that_setting_is_a_config_error():
+    text = "agents:\n  helper:\n    factory: builtins:dict\n    speak_tool_results: true\n"
+    with pytest.raises(ConfigError, match=r"agents.helper.speak_tool_results: the agent built by"):
+        make_agents(parse_config(text, env={}), ScriptedLLM(default="ok"))
