@@ -63,9 +63,7 @@ class ChunkerSettings:
         if self.max_chars < 20:
             raise ValueError(f"chunker.max_chars = {self.max_chars}: must be >= 20")
         if not 0 <= self.min_chunk_chars <= self.max_chars // 2:
-            raise ValueError(
-                f"chunker.min_chunk_chars = {self.min_chunk_chars}: must be between 0 and max_chars / 2"
-            )
+            raise ValueError(f"chunker.min_chunk_chars = {self.min_chunk_chars}: must be between 0 and max_chars / 2")
 
 
 class Chunker:

@@ -84,7 +84,9 @@ def test_llm_chosen_call_is_validated_executed_and_reported(recorded):
     assert llm.calls[2].messages[-1]["content"] == "please go ahead a bit"
     # In plain words inside the user's turn: no JSON assistant message to imitate, no bare "tool" message.
     assert [m["role"] for m in llm.calls[3].messages] == ["user"]
-    assert llm.calls[3].messages[-1]["content"].startswith("please go ahead a bit\n(The move tool ran. Result: moved 2.")
+    assert (
+        llm.calls[3].messages[-1]["content"].startswith("please go ahead a bit\n(The move tool ran. Result: moved 2.")
+    )
     assert "{" not in llm.calls[3].messages[-1]["content"]
 
 

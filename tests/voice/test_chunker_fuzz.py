@@ -27,7 +27,7 @@ LLM_PIECES = [
     '[{"a": 1}, {"b": [1, 2, {"c": null}]}]',
     "```python\nprint('hi')\n```\n",
     "```",
-    "```json\n{\n  \"ok\": true\n}\n```",
+    '```json\n{\n  "ok": true\n}\n```',
     "- first item\n",
     "* second item\n",
     "1. Go forward\n",
