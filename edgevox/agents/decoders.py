@@ -15,6 +15,16 @@ LLM lock and the cancel token). Decoders, cheapest first:
 - :class:`FreeTextDecoder`: no grammar; parses whatever format the model emits
   (for engines without grammars, and the unconstrained baseline of ``eval tools``).
 
+Safety first (``intent.py``): :class:`SchemaFirstDecoder` acts only on a request. A
+negated, reported, hypothetical or stated utterance is answered in words without asking
+the LLM to pick a tool; a question may only reach a *query* tool. When an action is
+likely but an argument is missing, guessed by the LLM, in another unit's dimension,
+out of bounds or ambiguous, the decision carries a ``clarify`` question and the
+``proposed`` call instead of a call: the agent asks, and :class:`Clarifications` keeps
+the proposal for the session's next turn ("yes" runs it, "no" drops it, a value
+completes it). Rejected alternative: letting the LLM fill the gap. A 135M model
+guesses ("my room" -> "living room"), and a guess that moves a robot is a false action.
+
 Only the first hop (the user's request) is decided from the user's words; after a
 tool ran, :class:`SchemaFirstDecoder` answers in words unless ``chain_calls`` is set
 (then its fallback decides), because re-reading the same request would repeat the call.
@@ -23,11 +33,15 @@ tool ran, :class:`SchemaFirstDecoder` answers in words unless ``chain_calls`` is
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
 
 from edgevox.agents.grammar import arguments_grammar, choice_grammar, tool_call_grammar
+from edgevox.agents.intent import answer_polarity
 from edgevox.agents.parsing import parse_reply, parse_tool_calls
 from edgevox.agents.resolver import SchemaResolver, tokenize
 from edgevox.agents.tools import Tool, ToolCall
@@ -64,6 +78,92 @@ class Decision:
     """``"schema"`` (fast path, no LLM), ``"llm"``."""
     raw: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    clarify: str | None = None
+    """A short question to ask instead of acting ("Did you mean turn right 180 degrees?");
+    ``call`` is then None and ``proposed`` the call a yes (or the missing value) completes."""
+    proposed: ToolCall | None = None
+    missing: tuple[str, ...] = ()
+    """Arguments of ``proposed`` the answer must supply (a yes alone cannot complete it)."""
+
+
+CLARIFY_TTL_S = 30.0
+"""How long a clarifying question waits for its answer."""
+MAX_PENDING_SESSIONS = 256
+"""Pending questions kept at most (oldest dropped first)."""
+DECLINED_REPLY = "Okay, I won't."
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    call: ToolCall
+    missing: tuple[str, ...]
+    question: str
+    expires_at_s: float
+
+
+@dataclass(frozen=True)
+class ClarifyAnswer:
+    kind: Literal["execute", "declined", "none"]
+    """``execute`` ``call``; ``declined`` (say :data:`DECLINED_REPLY`); ``none``: not an answer,
+    handle the turn as usual (the question is dropped either way)."""
+    call: ToolCall | None = None
+
+
+class Clarifications:
+    """Calls proposed with a question, one per session, waiting for the next turn's answer.
+
+    Thread-safe; bounded (:data:`MAX_PENDING_SESSIONS`) and expiring (:data:`CLARIFY_TTL_S`),
+    so an unanswered question never acts later and the store never grows without bound.
+    """
+
+    def __init__(
+        self,
+        ttl_s: float = CLARIFY_TTL_S,
+        max_sessions: int = MAX_PENDING_SESSIONS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ttl_s = ttl_s
+        self.max_sessions = max_sessions
+        self._clock = clock
+        self._pending: OrderedDict[str, PendingCall] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def ask(self, session_id: str, decision: Decision) -> None:
+        """Remember ``decision.proposed`` for ``session_id``'s next turn."""
+        if decision.proposed is None or decision.clarify is None:
+            return
+        pending = PendingCall(decision.proposed, decision.missing, decision.clarify, self._clock() + self.ttl_s)
+        with self._lock:
+            self._pending.pop(session_id, None)
+            self._pending[session_id] = pending
+            while len(self._pending) > self.max_sessions:
+                self._pending.popitem(last=False)
+
+    def pending(self, session_id: str) -> PendingCall | None:
+        with self._lock:
+            p = self._pending.get(session_id)
+        return p if p is not None and p.expires_at_s > self._clock() else None
+
+    def answer(self, session_id: str, text: str, tools: Sequence[Tool]) -> ClarifyAnswer:
+        """Read ``text`` as the answer to the session's pending question (and drop it)."""
+        with self._lock:
+            p = self._pending.pop(session_id, None)
+        if p is None or p.expires_at_s <= self._clock():
+            return ClarifyAnswer("none")
+        polarity = answer_polarity(text)
+        if polarity is False:
+            return ClarifyAnswer("declined")
+        if polarity is True and not p.missing:
+            return ClarifyAnswer("execute", ToolCall(p.call.name, dict(p.call.arguments)))
+        t = next((t for t in tools if t.name == p.call.name), None)
+        if t is None or not p.missing:
+            return ClarifyAnswer("none")
+        # "two meters", "the bedroom": the value the question asked for completes the call.
+        ex = SchemaResolver([t]).extract(t, text)
+        filled = {k: ex.found[k] for k in p.missing if k in ex.found}
+        if len(filled) < len(p.missing):
+            return ClarifyAnswer("none")
+        return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **filled}))
 
 
 class ToolDecoder(Protocol):
@@ -170,24 +270,88 @@ class SchemaFirstDecoder:
             if self.chain_calls:
                 return self.fallback.decide(request)
             return Decision(None, decided_by="schema", details={"reason": "after a tool result: answer"})
-        proposal = self.resolver(request.tools).propose(request.text)
-        details = {"reason": proposal.reason, "candidates": proposal.candidates}
+        resolver = self.resolver(request.tools)
+        proposal = resolver.propose(request.text)
+        intent = proposal.intent
+        details: dict[str, Any] = {
+            "reason": proposal.reason,
+            "candidates": proposal.candidates,
+            "intent": intent.kind if intent else "",
+        }
+        if proposal.clarify is not None and proposal.call is not None:
+            name, args = proposal.call
+            missing = tuple(proposal.missing.get(name, []))
+            return Decision(
+                None,
+                decided_by="schema",
+                details=details,
+                clarify=proposal.clarify,
+                proposed=ToolCall(name, dict(args)),
+                missing=missing,
+            )
         if proposal.sure:
             call = ToolCall(proposal.call[0], proposal.call[1]) if proposal.call else None
             return Decision(call, decided_by="schema", details=details)
-        spans = utterance_spans(request.text)
+        if intent is not None and intent.kind not in ("command", "question"):
+            return Decision(None, decided_by="schema", details=details)  # never reached: kept as a guard
+        text = intent.clause if intent is not None else request.text
+        spans = utterance_spans(text)
         string_choices = {
             name: {p: spans for p, s in t.parameters.get("properties", {}).items() if s.get("type") == "string"}
             for t in request.tools
             if (name := t.name) in proposal.candidates
         }
         decision = self.fallback.decide(
-            request,
+            replace(request, text=text),
             candidates=proposal.candidates,
             fixed={n: proposal.found.get(n, {}) for n in proposal.candidates},
             string_choices=string_choices,
         )
         decision.details.update(details)
+        if decision.call is None:
+            return decision
+        return self._check_llm_call(resolver, decision, proposal)
+
+    @staticmethod
+    def _check_llm_call(resolver: SchemaResolver, decision: Decision, proposal: Any) -> Decision:
+        """The LLM picked a tool the resolver was unsure of: act only on what the user said.
+
+        A value the resolver found unusable is asked for; a non-string value the LLM filled
+        in, or a tool chosen from argument words alone, is proposed with "Did you mean ...?".
+        """
+        call = decision.call
+        assert call is not None
+        tool = next((t for t in resolver.tools if t.name == call.name), None)
+        if tool is None:
+            return decision
+        props = tool.parameters.get("properties", {})
+        said = proposal.found.get(call.name, {})
+        problems = proposal.problems.get(call.name, {})
+
+        def ask(question: str, proposed: ToolCall, missing: tuple[str, ...] = ()) -> Decision:
+            details = {**decision.details, "llm_call": f"{call.name}({call.arguments})"}
+            return Decision(
+                None, decided_by=decision.decided_by, raw=decision.raw, details=details,
+                clarify=question, proposed=proposed, missing=missing,
+            )  # fmt: skip
+
+        for pname, why in problems.items():
+            kept = {k: v for k, v in call.arguments.items() if k in said}
+            return ask(resolver.question(call.name, pname, why), ToolCall(call.name, kept), (pname,))
+        unsaid = [
+            p
+            for p in call.arguments
+            if p not in said and (props.get(p, {}).get("type") != "string" or "enum" in props.get(p, {}))
+        ]
+        guessed = [p for p in unsaid if p in tool.required]
+        # An optional value the user never said keeps its declared default, not the LLM's guess.
+        call = ToolCall(
+            call.name,
+            {k: v for k, v in call.arguments.items() if k in said or k not in unsaid or k in guessed},
+            call.id,
+        )
+        if guessed or proposal.reason == "only argument values matched":
+            return ask(f"Did you mean {resolver.describe(call.name, call.arguments)}?", call)
         return decision
 
 

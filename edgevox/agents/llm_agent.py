@@ -196,13 +196,31 @@ class LLMAgent:
         ctx.publish(started)
         yield started
         messages = self._prompt(task, ctx)
+        # Clarifications: a question asked last turn is answered by this one ("yes" runs the
+        # proposed call, "no" drops it, a value completes it; anything else is a new turn).
+        from edgevox.agents.decoders import DECLINED_REPLY, Clarifications
+
+        clarifications: Clarifications = self.__dict__.setdefault("_clarifications", Clarifications())
+        answer = clarifications.answer(ctx.session_id, task, self.tools)
+        if answer.kind == "declined":
+            result.data["decided_by"] = "clarified"
+            yield from self._emit_text(DECLINED_REPLY, ctx, result)
+            return
         for hop in range(self.max_tool_hops + 1):
             if ctx.cancelled:
                 return
             if hop == self.max_tool_hops:
                 break  # out of hops: answer in words
-            decision = self.decoder.decide(self._request(task, messages, ctx, hop))
+            if hop == 0 and answer.call is not None:
+                decision = Decision(answer.call, decided_by="clarified")
+            else:
+                decision = self.decoder.decide(self._request(task, messages, ctx, hop))
             result.data.setdefault("decided_by", decision.decided_by)
+            if decision.clarify is not None:  # likely but uncertain: ask, never guess
+                clarifications.ask(ctx.session_id, decision)
+                result.data["clarify"] = decision.clarify
+                yield from self._emit_text(decision.clarify, ctx, result)
+                return
             if decision.call is None:
                 if decision.reply is not None:
                     yield from self._emit_text(decision.reply, ctx, result)

@@ -1,5 +1,15 @@
 """Numbers in spoken text: "two", "forty five", "one point five", "half a", "2.5".
 
+Spoken forms read here (each a row of the numbers table test):
+
+- hundreds said as two numbers: "one eighty" -> 180, "two seventy" -> 270, "one
+  twenty five" -> 125, and "oh" as a zero digit *inside* a number: "one oh five" ->
+  105, "two point oh five" -> 2.05. A lone "oh" is an interjection ("oh move forward
+  two" -> 2), never a zero.
+- signs: "minus two", "negative two", "-2" -> -2, flagged ``signed`` so an explicit
+  sign wins over direction words (see ``resolver.py``).
+- "a hundred and five" -> 105, "two and a half" -> 2.5, "a couple of" -> 2.
+
 Speech recognisers write numbers either way, and small models copy digits far more
 reliably than they convert words, so the schema resolver normalises numbers first.
 :func:`find_numbers` works on a list of lower-case word tokens and returns every
@@ -20,7 +30,6 @@ from dataclasses import dataclass
 
 UNITS = {
     "zero": 0,
-    "oh": 0,
     "one": 1,
     "two": 2,
     "three": 3,
@@ -53,6 +62,9 @@ TENS = {
     "ninety": 90,
 }
 SCALES = {"hundred": 100, "thousand": 1000}
+SIGN_WORDS = frozenset(("minus", "negative"))
+ZERO_DIGIT = "oh"
+"""Zero only between digits of one number ("one oh five"), else an interjection."""
 FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
 COUNTS = {"couple": 2, "dozen": 12}
 _DIGITS_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -65,6 +77,8 @@ class NumberSpan:
     """Index of the first token of the number."""
     end: int
     """Index one past the last token."""
+    signed: bool = False
+    """Said with an explicit sign ("minus two", "-2")."""
 
 
 def _integer_words(tokens: list[str], i: int) -> tuple[float, int] | None:
@@ -75,7 +89,19 @@ def _integer_words(tokens: list[str], i: int) -> tuple[float, int] | None:
     seen = False
     while j < len(tokens):
         t = tokens[j]
-        if t in UNITS:
+        if seen and j == i + 1 and 1 <= current <= 19 and t in TENS:
+            current = current * 100 + TENS[t]  # "one eighty" -> 180, "nineteen ninety"
+        elif (
+            seen
+            and j == i + 1
+            and 1 <= current <= 9
+            and t == ZERO_DIGIT
+            and j + 1 < len(tokens)
+            and 1 <= UNITS.get(tokens[j + 1], 0) <= 9
+        ):
+            current = current * 100 + UNITS[tokens[j + 1]]  # "one oh five" -> 105
+            j += 1
+        elif t in UNITS:
             if seen and current % 10 != 0 and current != 0:
                 break  # "two three" is two numbers
             if seen and current >= 10 and current % 10 == 0 and current < 100 and UNITS[t] >= 10:
@@ -138,8 +164,13 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         if end + 1 < n and tokens[end] == "point":
             digits = []
             k = end + 1
-            while k < n and (tokens[k] in UNITS and UNITS[tokens[k]] < 10 or re.fullmatch(r"\d", tokens[k])):
-                digits.append(str(UNITS.get(tokens[k], tokens[k])))
+            while k < n and (
+                tokens[k] in UNITS
+                and UNITS[tokens[k]] < 10
+                or tokens[k] == ZERO_DIGIT
+                or re.fullmatch(r"\d", tokens[k])
+            ):
+                digits.append("0" if tokens[k] == ZERO_DIGIT else str(UNITS.get(tokens[k], tokens[k])))
                 k += 1
             if digits:
                 value = float(f"{int(value)}.{''.join(digits)}")
@@ -148,7 +179,10 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         if end + 2 < n and tokens[end] == "and" and tokens[end + 1] in ("a", "an") and tokens[end + 2] in FRACTIONS:
             value += FRACTIONS[tokens[end + 2]]
             end += 3
-        spans.append(NumberSpan(value, i, end))
+        start, signed = i, t.startswith("-")
+        if i > 0 and tokens[i - 1] in SIGN_WORDS:
+            start, signed, value = i - 1, True, -abs(value)
+        spans.append(NumberSpan(value, start, end, signed))
         i = end
     return spans
 
@@ -207,10 +241,42 @@ def spoken_unit(tokens: list[str], number_end: int) -> Unit | None:
     return None
 
 
+UNIT_NAMES: dict[Unit, str] = {
+    ("time", 1.0): "seconds",
+    ("time", 0.001): "milliseconds",
+    ("time", 60.0): "minutes",
+    ("time", 3600.0): "hours",
+    ("length", 1.0): "meters",
+    ("length", 0.01): "centimeters",
+    ("length", 0.001): "millimeters",
+    ("length", 1000.0): "kilometers",
+    ("length", 0.3048): "feet",
+    ("length", 0.0254): "inches",
+    ("length", 0.9144): "yards",
+    ("angle", 1.0): "degrees",
+    ("angle", 57.29577951308232): "radians",
+}
+"""How to say a unit in a question ("How far should I move, in *meters*?")."""
+
+
+class UnitMismatch(ValueError):
+    """A quantity said in a unit of another dimension than the parameter's (seconds for meters)."""
+
+
+def same_dimension(said: Unit | None, wanted: Unit | None) -> bool:
+    """False only when both units are known and measure different things."""
+    return said is None or wanted is None or said[0] == wanted[0]
+
+
 def convert(value: float, said: Unit | None, wanted: Unit | None) -> float:
-    """``value`` in ``said`` units expressed in ``wanted`` units; unchanged unless both are known
-    and of one dimension."""
-    if said is None or wanted is None or said[0] != wanted[0] or said[1] == wanted[1]:
+    """``value`` in ``said`` units expressed in ``wanted`` units (unchanged if either is unknown).
+
+    Raises :class:`UnitMismatch` across dimensions: ten seconds is no distance, and a
+    robot must ask rather than drive ten meters.
+    """
+    if not same_dimension(said, wanted):
+        raise UnitMismatch(f"{value:g} {UNIT_NAMES.get(said, said[0])} is not a {wanted[0]}")  # type: ignore[index]
+    if said is None or wanted is None or said[1] == wanted[1]:
         return value
     return round(value * said[1] / wanted[1], 6)
 

@@ -4,7 +4,7 @@ from typing import Literal
 
 import pytest
 
-from edgevox.agents.numbers import convert, find_numbers, parameter_unit, spoken_unit
+from edgevox.agents.numbers import UnitMismatch, convert, find_numbers, parameter_unit, spoken_unit
 from edgevox.agents.resolver import SchemaResolver, stem, tokenize
 from edgevox.agents.tools import tool
 
@@ -93,11 +93,13 @@ def test_resolver_works_on_any_tool_set_from_schemas_alone(text, call):
         assert proposal.call == call
 
 
-def test_argument_words_alone_never_trigger_a_tool_and_missing_arguments_make_it_unsure():
-    p = RESOLVER.propose("I like rock")
+def test_argument_words_alone_never_trigger_a_tool_and_a_missing_value_is_asked_for():
+    p = RESOLVER.propose("rock please")
     assert p.call is None and not p.sure and p.candidates == ["play_music"]
+    assert RESOLVER.propose("I like rock").call is None  # a statement: answered in words
     p = RESOLVER.propose("play music")
-    assert p.call == ("play_music", {}) and not p.sure and p.missing["play_music"] == ["genre"]
+    assert p.call == ("play_music", {}) and p.missing["play_music"] == ["genre"]
+    assert p.clarify == "Which genre: jazz, rock or classical?"
 
 
 def test_negative_clause_in_a_parameter_description_sets_the_sign():
@@ -119,7 +121,8 @@ def test_units_come_from_parameter_names_and_descriptions_and_convert_within_a_d
     assert spoken_unit("five apples".split(), 1) is None
     assert convert(90, ("time", 1.0), ("time", 60.0)) == 1.5
     assert convert(50, ("length", 0.01), ("length", 1.0)) == 0.5
-    assert convert(3, ("time", 1.0), ("length", 1.0)) == 3  # never across dimensions
+    with pytest.raises(UnitMismatch):
+        convert(3, ("time", 1.0), ("length", 1.0))  # never across dimensions
     assert convert(3, None, ("time", 60.0)) == 3
 
 

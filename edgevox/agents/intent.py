@@ -1,0 +1,348 @@
+"""Is the user asking the robot to act *now*? Clause, negation, question and tense rules.
+
+A robot may move only on positive evidence that it was asked to, now. The schema
+resolver finds *which* tool an utterance names; this module decides whether the
+utterance *asks for it*. It knows nothing about any tool set: its rules use only
+closed-class English words (pronouns, auxiliaries, negators, wh-words, conjunctions),
+so they carry over to any robot. Every rule is a row of ``tests/agents/test_intent.py``.
+
+:func:`analyze` splits an utterance into clauses (punctuation, "but", "then",
+"because", "instead", and "and" when a new subject or a negation follows it) and
+classifies each clause, first rule that applies:
+
+1. ``hypothetical``: a condition anywhere in the utterance ("if it gets dark turn on
+   the light", "what would happen if you turned left", "suppose you went outside").
+   "if you could / if you don't mind" are politeness, not conditions.
+2. ``negated``: a negator in the clause ("don't", "do not", "never", "no need to",
+   "forget about", "avoid"...). "don't forget to X" is a request to X; "never mind" and
+   a bare "no, don't" after a command retract that command.
+3. ``question``: a wh-word opening ("what is the gripper for", "how far is the
+   kitchen"), an auxiliary opening ("are the kitchen lights still on", "did you turn
+   left"), or a trailing "?". A modal + "you" opening is a polite *request*, not a
+   question ("can you / could you / would you please turn left").
+4. ``report`` / ``statement``: a clause whose subject comes first (a pronoun, "the
+   kids", "my dad") is about someone, not addressed to the robot: a report when it is
+   in the past tense (a past form after the subject, or "yesterday", "ago"...), else a
+   statement. Request forms win: "I want you to...", "I need...", "we should...",
+   "you should...", "please", "let's".
+5. ``command``: anything else: a verb-first clause ("turn left"), or an elliptical
+   one ("lights off in the bedroom").
+
+:class:`Intent` is the verdict for the whole utterance: ``command`` when at least one
+clause is a command and nothing retracts or conditions it (``clause`` is then the
+command clauses joined, the text to resolve: "don't go to the kitchen, go to the
+office" -> "go to the office"); otherwise the kind of the first non-command clause.
+
+Questions may still call *query* tools ("what's your battery level" ->
+``get_battery``): :func:`is_query_tool` tells them apart from action tools by the
+verb that names them (``get_``, "Report the ...").
+
+Rejected alternatives: a dependency parser (spaCy and its models are not installable
+offline and cost ~50 MB and tens of ms per utterance on the target CPU) and word
+lists fitted to the failing sentences (they do not carry over to unseen phrasings).
+The price of a rule layer is coverage of rare constructions; each miss errs on the
+side of answering in words, which is the safe side for a robot.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["command", "negated", "question", "report", "hypothetical", "statement"]
+
+# -- closed-class word tables (apostrophes are removed: "don't" -> "dont") ------------------
+
+DISCOURSE = frozenset("oh uh um umm uhm er erm hmm ah ahh well okay ok alright hey so now just yes yeah".split())
+"""Interjections and fillers skipped at the start of a clause ("oh move forward two")."""
+NEGATORS = frozenset(
+    """not never dont doesnt didnt wont wouldnt cant cannot couldnt shouldnt mustnt neednt
+    isnt arent wasnt werent havent hasnt hadnt nor avoid refrain""".split()
+)
+NEGATING_PHRASES = (("no", "need"), ("no", "more"), ("no", "longer"), ("forget", "about"), ("stop", "trying"))
+"""Two-word negations; "no" alone is an answer or an interjection, not a negation."""
+DOUBLE_NEGATIONS = (("dont", "forget"), ("never", "forget"), ("do", "not", "forget"))
+""""don't forget to X" asks for X."""
+RETRACTIONS = (("never", "mind"), ("nevermind",), ("forget", "it"), ("scratch", "that"), ("cancel", "that"))
+WH_WORDS = frozenset("what whats which who whos whom whose where wheres when whens why how hows".split())
+AUXILIARIES = frozenset(
+    """am is are was were be do does did have has had can could will would shall should may might must
+    isnt arent wasnt werent dont doesnt didnt havent hasnt hadnt cant couldnt wont wouldnt shouldnt""".split()
+)
+REQUEST_MODALS = frozenset("can could will would".split())
+"""Modal + "you" opens a polite request ("could you turn left")."""
+SUBJECT_PRONOUNS = frozenset(
+    """i im ive id ill we were weve wed you youre youve youd he hes she shes it its they theyre theyve
+    there theres someone somebody everyone everybody nobody that thats this these those""".split()
+)
+FIRST_PERSON = frozenset("i im ive id ill we weve wed".split())
+DETERMINERS = frozenset("the a an my your his her our their some every each".split())
+FINITE_MARKERS = frozenset(
+    """is are was were am isnt arent wasnt werent has have had hasnt havent will would can could
+    should might must may does did doesnt didnt""".split()
+)
+"""Words that make a noun-first clause a sentence ("the office *is* too cold"), not an
+elliptical command ("the kitchen lights on")."""
+WANT_VERBS = frozenset("want wanna need".split())
+"""After a first-person subject, present tense: a request ("I want the lights on")."""
+WISH_VERBS = frozenset("like love prefer".split())
+"""After "I'd"/"we'd"/"would": a request ("I'd like the lights on"); alone a statement ("I like it")."""
+OBLIGATION = frozenset("should must gotta can could may".split())
+"""After "we"/"you": a request ("we should go", "you can go now")."""
+IRREGULAR_PAST = frozenset(
+    """was were did had went came drove took got made gave saw said told ran rode brought bought
+    caught found thought knew flew threw grew drew wrote spoke broke chose froze woke stole sold held
+    kept slept swept felt left lost meant sent spent built lent bent fell forgot began sang sat stood
+    understood hung shook""".split()
+)
+PAST_TIME = frozenset("yesterday ago earlier previously".split())
+PAST_TIME_AFTER_LAST = frozenset("night week weekend month year time morning evening".split())
+CONDITIONS = frozenset("if unless whenever suppose supposing imagine assuming hypothetically".split())
+POLITE_CONDITIONS = frozenset("can could would will please dont".split())
+""""if you could/can/would/please/don't mind": politeness, not a condition."""
+CLAUSE_CONJUNCTIONS = frozenset("but then instead because cause since although though whereas otherwise".split())
+NEW_CLAUSE_AFTER_AND = NEGATORS | SUBJECT_PRONOUNS | frozenset("please then".split())
+
+_WORD_RE = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
+_BREAK_RE = re.compile(r"[,;:!?]|\.(?!\d)")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens, apostrophes removed ("Don't" -> "dont")."""
+    return _WORD_RE.findall(text.lower().replace("'", "").replace("\u2019", ""))
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str
+    kind: Kind
+    reason: str
+    elliptical: bool = False
+    """A command with no verb of its own ("the kitchen lights", "lights off")."""
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What an utterance asks for (see the module docstring)."""
+
+    kind: Kind
+    clause: str
+    """For ``command``: the command clauses joined (the text to resolve). Otherwise the
+    clause that decided the kind."""
+    reason: str
+    clauses: tuple[Clause, ...] = field(default=(), repr=False)
+
+    @property
+    def acts(self) -> bool:
+        return self.kind == "command"
+
+
+def split_clauses(text: str) -> list[str]:
+    """Clauses of ``text`` as written (see the module docstring for the break rules)."""
+    pieces = [p for p in _BREAK_RE.split(text) if p.strip()]
+    out: list[str] = []
+    for piece in pieces:
+        toks = list(re.finditer(r"[A-Za-z0-9'\u2019.]+", piece))
+        start = 0
+        for i, m in enumerate(toks):
+            w = m.group().lower().replace("'", "").replace("\u2019", "").strip(".")
+            nxt = words(toks[i + 1].group())[0] if i + 1 < len(toks) and words(toks[i + 1].group()) else ""
+            cut = w in CLAUSE_CONJUNCTIONS or (w == "and" and nxt in NEW_CLAUSE_AFTER_AND)
+            if cut and i > 0:
+                out.append(piece[start : m.start()])
+                start = m.start()
+        out.append(piece[start:])
+    return [c.strip() for c in out if words(c)]
+
+
+def _has_seq(ws: list[str], seq: tuple[str, ...]) -> bool:
+    n = len(seq)
+    return any(tuple(ws[i : i + n]) == seq for i in range(len(ws) - n + 1))
+
+
+def _strip_opening(ws: list[str]) -> list[str]:
+    i = 0
+    while i < len(ws) and (ws[i] in DISCOURSE or ws[i] in CLAUSE_CONJUNCTIONS or ws[i] in ("and", "please")):
+        i += 1
+    return ws[i:]
+
+
+def is_conditional(ws: list[str]) -> bool:
+    """A condition or supposition anywhere in the words (rule 1)."""
+    for i, w in enumerate(ws):
+        if w in CONDITIONS:
+            after = ws[i + 1 : i + 3]
+            if w == "if" and len(after) == 2 and after[0] == "you" and after[1] in POLITE_CONDITIONS:
+                continue  # "if you could", "if you don't mind"
+            return True
+        if w == "case" and i > 0 and ws[i - 1] == "in":
+            return True
+        if w == "what" and i + 1 < len(ws) and ws[i + 1] == "if":
+            return True
+    # "what would you do", "where would you go": a wh-question about a supposed action.
+    return bool(ws and ws[0] in WH_WORDS and any(w in ("would", "could") for w in ws[1:4]))
+
+
+def _negated(ws: list[str]) -> bool:
+    for seq in DOUBLE_NEGATIONS:
+        if _has_seq(ws, seq):
+            return False
+    if any(w in NEGATORS for w in ws):
+        return True
+    if any(_has_seq(ws, seq) for seq in NEGATING_PHRASES):
+        return True
+    # "no" before a verb-ish word mid-clause ("there's no need", "no turning"), not an answer.
+    return any(w == "no" and i > 0 for i, w in enumerate(ws))
+
+
+def _is_past_form(w: str) -> bool:
+    return w in IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed"))
+
+
+def _past(ws: list[str], verb_at: int) -> bool:
+    if any(w in PAST_TIME for w in ws):
+        return True
+    if any(w == "last" and i + 1 < len(ws) and ws[i + 1] in PAST_TIME_AFTER_LAST for i, w in enumerate(ws)):
+        return True
+    # The verb right after the subject, allowing one adverb ("I just drove", "we already did").
+    return any(_is_past_form(w) for w in ws[verb_at : verb_at + 2])
+
+
+def _subject_length(ws: list[str]) -> int:
+    """Words of a leading subject: a pronoun, or a determiner phrase up to its verb."""
+    if ws[0] in SUBJECT_PRONOUNS:
+        return 1
+    if ws[0] in DETERMINERS:
+        for i in range(1, min(len(ws), 5)):
+            if ws[i] in FINITE_MARKERS or _is_past_form(ws[i]) or ws[i] in NEGATORS:
+                return i
+    return 0
+
+
+def classify_clause(text: str) -> Clause:
+    """The kind of one clause (rules 2-5; conditions are judged on the whole utterance)."""
+    raw = words(text)
+    ws = _strip_opening(raw)
+    for seq in DOUBLE_NEGATIONS:
+        if tuple(ws[: len(seq)]) == seq:  # "don't forget to turn off the lights" -> "turn off the lights"
+            ws = ws[len(seq) + (ws[len(seq) : len(seq) + 1] == ["to"]) :]
+            if not ws:
+                return Clause(text, "statement", "nothing asked")
+            break
+    if not ws:
+        return Clause(text, "statement", "only interjections")
+    if any(_has_seq(ws, seq) for seq in RETRACTIONS):
+        return Clause(text, "negated", "retracts what was said")
+    if _negated(ws):
+        return Clause(text, "negated", "negated")
+    polite = ws[0] in REQUEST_MODALS and len(ws) > 1 and ws[1] in ("you", "u")
+    if ws[0] in WH_WORDS:
+        return Clause(text, "question", f"opens with the question word {ws[0]!r}")
+    if ws[0] in AUXILIARIES and not polite:
+        return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
+    if text.rstrip().endswith("?") and not polite:
+        return Clause(text, "question", "ends with a question mark")
+    if polite:
+        return Clause(text, "command", "a polite request")
+    if "please" in raw or ws[0] in ("lets", "let"):
+        return Clause(text, "command", "a request word")
+    n = _subject_length(ws)
+    if n:
+        subject, rest = ws[:n], ws[n:]
+        if subject[0] in FIRST_PERSON and rest and rest[0] in WANT_VERBS:
+            return Clause(text, "command", "the speaker asks for something")
+        wish = subject[0] in ("id", "wed") and rest and rest[0] in WISH_VERBS
+        if subject[0] in FIRST_PERSON and (wish or (rest[:1] == ["would"] and rest[1:2] and rest[1] in WISH_VERBS)):
+            return Clause(text, "command", "the speaker asks for something")
+        if subject[0] in ("we", "you", "u") and rest and (rest[0] in OBLIGATION or _has_seq(rest[:2], ("need", "to"))):
+            return Clause(text, "command", "a request addressed to the robot")
+        if subject[0] in ("we", "you", "u") and _has_seq(rest[:2], ("have", "to")):
+            return Clause(text, "command", "a request addressed to the robot")
+        if _past(ws, n):
+            return Clause(text, "report", "a past-tense report")
+        return Clause(text, "statement", "a statement with its own subject")
+    if _is_past_form(ws[0]) and ws[0] not in ("left",) and _past(ws, 0):
+        return Clause(text, "report", "a past-tense report without a subject")
+    if any(w in PAST_TIME for w in ws):
+        return Clause(text, "report", "a past time")
+    verbless = ws[0] in DETERMINERS
+    return Clause(text, "command", "an elliptical command" if verbless else "a verb-first command", verbless)
+
+
+_PRIORITY: tuple[Kind, ...] = ("hypothetical", "negated", "question", "report", "statement")
+
+
+def analyze(text: str) -> Intent:
+    """The :class:`Intent` of one utterance."""
+    all_words = words(text)
+    if not all_words:
+        return Intent("statement", text, "nothing said")
+    if is_conditional(all_words):
+        return Intent("hypothetical", text, "a condition or supposition")
+    clauses = tuple(classify_clause(c) for c in split_clauses(text))
+    commands = [c for c in clauses if c.kind == "command"]
+    if commands:
+        last_command = max(i for i, c in enumerate(clauses) if c.kind == "command")
+        for c in clauses[last_command + 1 :]:
+            if c.kind == "negated" and _retracts(c.text):
+                return Intent("negated", c.text, "a later clause takes the request back", clauses)
+        if any(not c.elliptical for c in commands) or len(commands) == len(clauses):
+            return Intent("command", " ".join(c.text for c in commands), commands[0].reason, clauses)
+    first = min(clauses, key=lambda c: _PRIORITY.index(c.kind) if c.kind in _PRIORITY else len(_PRIORITY))
+    return Intent(first.kind, first.text, first.reason, clauses)
+
+
+_RETRACT_CONTENT = frozenset("do it that this wait actually mind please".split())
+
+
+def _retracts(clause: str) -> bool:
+    """A negation with nothing of its own ("no, don't", "never mind") takes back what came before."""
+    ws = words(clause)
+    if any(_has_seq(ws, seq) for seq in RETRACTIONS):
+        return True
+    content = [w for w in ws if w not in NEGATORS and w not in DISCOURSE and w not in _RETRACT_CONTENT and w != "no"]
+    return not content
+
+
+YES_WORDS = frozenset(
+    "yes yeah yep yup ya sure ok okay correct right affirmative exactly absolutely definitely indeed".split()
+)
+NO_WORDS = frozenset("no nope nah negative cancel".split())
+_ANSWER_FILLER = frozenset("please thanks thank you do it that go ahead for of course robot just".split())
+YES_PHRASES = (("do", "it"), ("go", "ahead"), ("of", "course"), ("go", "for", "it"), ("please", "do"))
+
+
+def answer_polarity(text: str) -> bool | None:
+    """``True`` for a yes ("yes", "sure", "do it"), ``False`` for a no ("no", "cancel",
+    "never mind", "don't"), ``None`` when the answer says more than yes or no."""
+    ws = words(text)
+    if not ws:
+        return None
+    if any(_has_seq(ws, seq) for seq in RETRACTIONS) or ws in (["dont"], ["do", "not"], ["no", "thanks"]):
+        return False
+    rest = [w for w in ws if w not in DISCOURSE - {"yes", "yeah", "okay", "ok", "alright"}]
+    if not rest:
+        return True if any(w in YES_WORDS or w == "alright" for w in ws) else None
+    if all(w in NO_WORDS or w in _ANSWER_FILLER or w in NEGATORS for w in rest) and (
+        rest[0] in NO_WORDS or rest[0] in NEGATORS
+    ):
+        return False
+    if all(w in YES_WORDS or w in _ANSWER_FILLER or w == "alright" for w in rest):
+        if any(w in YES_WORDS or w == "alright" for w in rest) or any(_has_seq(rest, s) for s in YES_PHRASES):
+            return True
+    return None
+
+
+QUERY_VERBS = frozenset(
+    "get read report check query list show tell measure count describe say status is has what how lookup".split()
+)
+"""Verbs that name a tool which only *reads* the world ("get_battery", "Report the ...")."""
+
+
+def is_query_tool(name: str, description: str = "") -> bool:
+    """True when the tool's name or its description starts with a reading verb: such a
+    tool may answer a question; any other tool is an action and never does."""
+    first_name = re.split(r"[_\W]+", name.lower().strip("_"))[0] if name else ""
+    desc_words = words(description)
+    return first_name in QUERY_VERBS or bool(desc_words and desc_words[0] in QUERY_VERBS)
