@@ -17,6 +17,16 @@ cooperate: call ``goal.sleep(dt)`` / ``goal.check()`` between steps (they raise
 Cancellation is cooperative by design: killing a thread mid-motor-command is worse
 than a late stop, and a body that polls every ~50 ms stops within that.
 
+The contract for skill authors: **observe a cancel within 100 ms.** ``goal.sleep(dt)``
+wakes at once on cancel; a body that computes or drives in steps calls ``goal.check()``
+(or reads ``goal.cancelled``) at least every 100 ms. A safety stop waits 100 ms
+(``activities.STOP_GRACE_S``) and then names every skill still running in the
+``voice.stopped`` event as ignoring the cancel; whatever such a body returns later is
+discarded (the goal ends ``cancelled``, never ``succeeded``), so nothing is spoken or
+acted on after a stop. Every goal is registered with the runtime's
+:class:`~edgevox.runtime.activities.ActivityRegistry` (``ctx.activities``), so a stop
+reaches skills started by earlier turns, by ROS clients and by background agents.
+
 Threads: the body runs on a worker thread named ``edgevox-skill-N``; ``cancel()`` may
 be called from any thread; state-change events are published from the worker (or
 from the cancelling thread for a goal that never started).
@@ -222,20 +232,44 @@ class SkillExecutor:
                 raise LifecycleError("SkillExecutor is shut down; create a new one")
             self._active.add(handle)
         handle.add_done_callback(self._forget)
+        # Registered with the runtime (not the turn that started it) so a safety stop from any
+        # source reaches it; the activity ends when the body's thread really returns.
+        registry = getattr(handle._ctx, "activities", None)
+        activity = (
+            registry.start("skill", handle.skill, handle.token, cancel=handle.cancel) if registry is not None else None
+        )
 
         def run() -> None:
-            if not handle._start():
-                return
             try:
-                value = body()
-            except Cancelled as exc:
-                handle._finish(GoalState.CANCELLED, error=exc.reason)
-            except Exception as exc:  # noqa: BLE001 - a failing body fails its goal, never the pool
-                handle._finish(GoalState.FAILED, error=f"{type(exc).__name__}: {exc}")
-            else:
-                handle._finish(GoalState.SUCCEEDED, result=value)
+                if not handle._start():
+                    return
+                try:
+                    value = body()
+                except Cancelled as exc:
+                    handle._finish(GoalState.CANCELLED, error=exc.reason)
+                except Exception as exc:  # noqa: BLE001 - a failing body fails its goal, never the pool
+                    handle._finish(GoalState.FAILED, error=f"{type(exc).__name__}: {exc}")
+                else:
+                    if handle.token.cancelled:
+                        # The body ignored the cancel and finished anyway: its result is late and
+                        # is never reported as success (nothing speaks or acts on it).
+                        handle._finish(
+                            GoalState.CANCELLED,
+                            error=f"{handle.token.reason or 'cancelled'} (the skill ignored the cancel; "
+                            "its late result was discarded)",
+                        )
+                    else:
+                        handle._finish(GoalState.SUCCEEDED, result=value)
+            finally:
+                if activity is not None:
+                    activity.finish()
 
-        self._pool.submit(run)
+        try:
+            self._pool.submit(run)
+        except BaseException:
+            if activity is not None:
+                activity.finish()
+            raise
         return handle
 
     def _forget(self, handle: GoalHandle) -> None:

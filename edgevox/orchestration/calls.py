@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from edgevox.errors import Cancelled
+from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 
 
@@ -148,7 +149,8 @@ def _run_with_timeout(
 
     def work() -> None:
         try:
-            box.append(_run(agent, name, task, child, parent, started))
+            with track(child, "worker", f"call {name}", child.cancel_token):
+                box.append(_run(agent, name, task, child, parent, started))
         except BaseException as exc:  # noqa: BLE001 - handed back to the calling thread
             box.append(exc)
         finally:

@@ -35,6 +35,7 @@ from typing import Any
 from edgevox.errors import Cancelled
 from edgevox.orchestration.calls import call_agent
 from edgevox.orchestration.events import DelegationFinished, DelegationStarted
+from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 
 DEFAULT_MAX_DEPTH = 5
@@ -277,7 +278,7 @@ class Delegator:
 
         def work() -> None:
             try:
-                with self._background_slots:
+                with self._background_slots, track(ctx, "worker", f"delegate {target}", handle._ctx.cancel_token):  # type: ignore[union-attr]
                     handle.status = ACTIVE
                     try:
                         res = self._run(target, task, handle._ctx, background=True, handle=handle)  # type: ignore[arg-type]

@@ -48,6 +48,7 @@ from edgevox.orchestration.events import WorkflowSuspended
 from edgevox.orchestration.handoff import CONTEXT_PREFIX, HandoffHandler
 from edgevox.orchestration.state import SessionStore
 from edgevox.orchestration.tools import HANDOFF_DEP
+from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 
 APPROVED = "APPROVED"
@@ -349,7 +350,8 @@ class Supervisor(Orchestration):
 
         def work() -> None:
             try:
-                result = drain(self._answer(task, child))
+                with track(ctx, "worker", f"{self.name} answer", child.cancel_token):
+                    result = drain(self._answer(task, child))
                 handle.output, handle.status = result.text, COMPLETED
                 self.delivery.submit(result.text, session_id=ctx.session_id, source=self.name)
             except Cancelled as exc:

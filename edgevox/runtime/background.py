@@ -47,6 +47,7 @@ from enum import Enum
 from typing import Any, Literal
 
 from edgevox.errors import AgentError, BusClosedError, Cancelled, LifecycleError
+from edgevox.runtime.activities import track
 from edgevox.runtime.agent import RunnableAgent, agent_name
 from edgevox.runtime.bus import EventBus, Mailbox, Subscription
 from edgevox.runtime.context import AgentContext
@@ -325,7 +326,14 @@ class BackgroundAgent:
                 task = poll() if poll is not None else None  # a held trailing task may be due
             if task is None or self._hard_stop:
                 continue
-            result = agent.run(task, ctx)
+            # Each run in its own child context, registered with the runtime's activities: a
+            # safety stop cancels this run (not the incarnation; the next event runs normally).
+            run_ctx = ctx.child()
+            try:
+                with track(ctx, "background", self.name, run_ctx.cancel_token):
+                    result = agent.run(task, run_ctx)
+            finally:
+                run_ctx.cancel_token.detach()
             self.runs += 1
             if result is EXIT:
                 raise _CleanExit

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from edgevox.errors import Cancelled
 
 if TYPE_CHECKING:
+    from edgevox.runtime.activities import ActivityRegistry
     from edgevox.runtime.blackboard import Blackboard
     from edgevox.runtime.bus import EventBus
 
@@ -152,6 +153,9 @@ class AgentContext:
     """Lock serialising calls into a shared LLM engine (one inference at a time)."""
     state: dict[str, Any] = field(default_factory=dict)
     """Scratch state shared by this context and its children (same dict object)."""
+    activities: ActivityRegistry | None = None
+    """Where running tools, skills, generations and workers register so a safety stop
+    reaches them (the runtime's, see ``edgevox.runtime.activities``)."""
 
     @property
     def cancelled(self) -> bool:

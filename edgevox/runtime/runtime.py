@@ -15,7 +15,8 @@ Lifecycle (illegal transitions raise :class:`~edgevox.errors.LifecycleError`)::
 first report. A Runtime is not restartable: build a new one.
 
 Shutdown order: publish :class:`~edgevox.runtime.events.ShutdownEvent` (control: it
-overtakes queued data), cancel foreground runs, stop the supervisor (children in
+overtakes queued data), cancel every registered activity (``runtime.activities``: skills,
+tools, generations, workers; whatever ignores the cancel is named), cancel foreground runs, stop the supervisor (children in
 reverse start order, each within its shutdown timeout), close the blackboard, close
 the bus. Each step gets what is left of ``timeout_s``; whatever did not finish is
 named in ``StopReport.abandoned``.
@@ -30,9 +31,10 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any
 
+from edgevox.runtime.activities import SAFETY_STOP_REASON, ActivityRegistry, CancelReport
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
-from edgevox.runtime.events import ErrorEvent, ShutdownEvent
+from edgevox.runtime.events import ErrorEvent, ShutdownEvent, StopEvent
 from edgevox.runtime.lifecycle import Lifecycle, StopReport
 from edgevox.runtime.pool import AgentPool
 from edgevox.runtime.supervisor import Strategy, Supervisor
@@ -81,6 +83,8 @@ class Runtime:
     ) -> None:
         self.name = name
         self.bus = EventBus(name)
+        self.activities = ActivityRegistry(name)
+        """Everything running on the robot's behalf; a :class:`StopEvent` cancels all of it."""
         self.blackboard = Blackboard(async_watchers=async_watchers, name=name, on_error=self._report_error)
         self.supervisor = Supervisor(
             name,
@@ -94,7 +98,7 @@ class Runtime:
             bus=self.bus,
             blackboard=self.blackboard,
             supervisor=self.supervisor,
-            ctx_defaults=ctx_defaults,
+            ctx_defaults={"activities": self.activities, **(ctx_defaults or {})},
             max_concurrency=max_concurrency,
         )
         self.failure: BaseException | None = None
@@ -102,6 +106,18 @@ class Runtime:
         self._life = Lifecycle(f"Runtime {name!r}", RuntimeState.NEW, _TRANSITIONS, _HINTS)
         self._stop_lock = threading.Lock()
         self._report: StopReport | None = None
+        # A StopEvent from anyone (a ROS topic, a Zenoh peer, a bumper agent, the voice loop)
+        # cancels everything registered; synchronous, on the publisher's thread.
+        self._stop_sub = self.bus.subscribe(StopEvent, self._on_stop_event, name=f"{name}-safety-stop")
+
+    def safety_stop(self, reason: str = SAFETY_STOP_REASON, *, grace_s: float = 0.1) -> CancelReport:
+        """Cancel every registered activity now (skills, tools, generations, runs, workers) and
+        report what was cancelled and what ignored the cancel for ``grace_s``. Publishes nothing:
+        publish a :class:`StopEvent` to also stop speech (the voice loop listens for it)."""
+        return self.activities.cancel_all(reason, grace_s=grace_s)
+
+    def _on_stop_event(self, event: StopEvent) -> None:
+        self.activities.cancel_all(SAFETY_STOP_REASON, grace_s=0.0)
 
     @property
     def state(self) -> RuntimeState:
@@ -133,9 +149,20 @@ class Runtime:
 
             if not self.bus.closed:
                 self.bus.publish(ShutdownEvent(source=f"runtime:{self.name}"))
+            running = self.activities.cancel_all(f"runtime {self.name!r} stopping", grace_s=min(left(), 0.5))
             reports = [self.pool.stop_all(left()), self.supervisor.stop(left())]
+            self._stop_sub.close()
             abandoned = self.blackboard.close(left()) + self.bus.close(left())
-            report = StopReport.merge([*reports, StopReport.abandoned_threads(abandoned)])
+            named = {n for r in reports for n in r.abandoned} | set(abandoned)
+            # Work that ignored the cancel and still runs is named, unless its thread already is.
+            still = [
+                a.label
+                for a in self.activities.running()
+                if a.label in running.ignored and a.thread not in named and a.label not in named
+            ]
+            report = StopReport.merge(
+                [*reports, StopReport.abandoned_threads(abandoned), StopReport.abandoned_threads(still)]
+            )
             self._life.to(RuntimeState.STOPPED)
             self._report = report
             return report

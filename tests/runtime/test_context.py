@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from edgevox.runtime.activities import ActivityRegistry
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext, CancelToken
@@ -26,6 +27,7 @@ def test_child_carries_every_field_and_links_a_fresh_cancel_token():
         "memory": object(),
         "llm_lock": threading.Lock(),
         "state": {"k": 1},
+        "activities": ActivityRegistry("c"),
     }
     fields = {f.name for f in dataclasses.fields(AgentContext)}
     # a new field added to AgentContext must be added here, so the carry-over is proven for it
