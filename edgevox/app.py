@@ -37,7 +37,6 @@ import numpy as np
 from edgevox.config import build as wiring
 from edgevox.config.schema import AppConfig
 from edgevox.errors import AudioDeviceError, EdgeVoxError, EngineError, LifecycleError
-from edgevox.runtime.bus import EventBus
 from edgevox.runtime.events import InterruptEvent, StopEvent
 from edgevox.runtime.runtime import Runtime
 
@@ -180,7 +179,7 @@ class App:
                 voice=voice_activity,
             )
             delivery = DeliveryWorker(answering.delivery, voice=voice_activity)
-        loop = cls._make_loop(config, runtime.bus, built, VoiceAgent(answering), text_in=text_in)
+        loop = cls._make_loop(config, runtime, built, VoiceAgent(answering), text_in=text_in)
         speak.loop = loop
         bridges = wiring.make_bridges(
             config.bridges,
@@ -209,8 +208,7 @@ class App:
         )
 
     @staticmethod
-    def _make_loop(config: AppConfig, bus: EventBus, engines: Engines, agent: Any, *, text_in: bool) -> Any:
-        from edgevox.runtime.context import AgentContext
+    def _make_loop(config: AppConfig, runtime: Runtime, engines: Engines, agent: Any, *, text_in: bool) -> Any:
         from edgevox.voice.chunker import ChunkerSettings
         from edgevox.voice.loop import VoiceLoop, VoiceSettings
         from edgevox.voice.segmenter import SegmenterSettings
@@ -234,13 +232,16 @@ class App:
             energy_gate_ratio=config.voice.energy_gate_ratio,
             barge_in=config.voice.barge_in,
             stop_phrases=tuple(config.safety.stop_phrases) if config.safety.enabled else (),
+            stop_confirmation=config.safety.confirmation,
             vocabulary=tuple(config.stt.vocabulary),
             session_id=config.voice.session_id,
             input_stall_s=None if text_in or config.audio.input.source == "file" else 2.0,
         )
-        context = AgentContext(bus=bus, session_id=config.voice.session_id, agent_name=getattr(agent, "name", ""))
+        # Turns run in a context of the runtime: the shared blackboard, and its activity registry,
+        # so a stop from any source reaches what every turn started.
+        context = runtime.pool.make_ctx(session_id=config.voice.session_id, agent_name=getattr(agent, "name", ""))
         return VoiceLoop(
-            bus,
+            runtime.bus,
             engines.vad,
             engines.stt,
             agent,
@@ -282,8 +283,10 @@ class App:
         """A stop or interrupt published by someone else (a ROS topic, a Zenoh peer, a
         background agent watching a bumper) acts on the voice loop like a spoken one.
         Runs on the publisher's thread; the loop's own events are ignored (no echo)."""
-        if event.source == self.loop.name or not self.loop.running:
+        if event.source == self.loop.name:
             return
+        if not self.loop.running:
+            return  # the runtime itself cancelled every registered activity on this StopEvent
         if isinstance(event, StopEvent):
             self.loop.safety_stop(reason=event.reason or f"stop from {event.source}", text=event.text)
         else:

@@ -163,8 +163,9 @@ def test_a_stop_published_by_another_component_stops_the_turn_in_progress(runnin
     assert llm.started.wait(5.0)
     app.bus.publish(StopEvent(source="ros2", reason="operator pressed stop"))
     assert app.wait_idle(5.0)
-    (turn,) = done(events)
+    turn, confirmation = done(events)
     assert turn.status == "stopped"
+    assert confirmation.reply_text == "Stopped." and confirmation.status == "completed"
     (stopped,) = [e for e in events if isinstance(e, Stopped)]
     assert stopped.cancelled_turns == [turn.turn_id]
     # The loop's own StopEvent is not fed back into it (exactly one Stopped).

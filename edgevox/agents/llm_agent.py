@@ -36,6 +36,7 @@ from edgevox.agents.memory import MemoryStore, clean_turn_text
 from edgevox.agents.skills import Skill, SkillExecutor
 from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool
 from edgevox.errors import AgentError, EdgeVoxError, ToolArgumentError
+from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event
 
@@ -65,6 +66,8 @@ class LLMAgent:
         reply_max_tokens: Budget of the final reply.
         executor: Runs skills; default a private 2-worker pool closed by :meth:`close`.
         description: One line saying what the agent does (shown to routers and handoffs).
+        tool_timeout_s: Deadline of one tool call unless the tool sets its own
+            (``@tool(timeout_s=...)``); a call past it is reported and its late result discarded.
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class LLMAgent:
         reply_max_tokens: int = 160,
         executor: SkillExecutor | None = None,
         description: str = "",
+        tool_timeout_s: float | None = 10.0,
     ) -> None:
         self.name = name
         self.instructions = instructions
@@ -96,6 +100,9 @@ class LLMAgent:
         self.decoder: ToolDecoder = decoder or SchemaFirstDecoder()
         self.speak_tool_results = speak_tool_results
         self.reply_max_tokens = reply_max_tokens
+        if tool_timeout_s is not None and not 0 < tool_timeout_s < 86400:
+            raise ValueError(f"agent {name!r}: tool_timeout_s = {tool_timeout_s}: must be > 0 and < 86400 seconds")
+        self.tool_timeout_s = tool_timeout_s
         self.deps: dict[str, Any] = {}
         """Merged into ``ctx.deps`` for this agent's tools."""
         self._executor = executor
@@ -320,7 +327,7 @@ class LLMAgent:
             raise AgentError(f"agent {self.name!r} needs an LLM for this request; pass llm=...")
         lock = ctx.llm_lock if ctx.llm_lock is not None else contextlib.nullcontext()
         pieces: list[str] = []
-        with lock:
+        with lock, track(ctx, "generation", self.name, ctx.cancel_token):
             gen = self.llm.stream(value, max_tokens=max_tokens, grammar=grammar, cancel=ctx.cancel_token)
             try:
                 for piece in gen:
@@ -380,7 +387,7 @@ class LLMAgent:
             )
         sk = self.skills.get(call.name)
         if sk is None:
-            return t.invoke(call.arguments, ctx, call_id=call.id)
+            return t.invoke(call.arguments, ctx, call_id=call.id, timeout_s=self.tool_timeout_s)
         try:
             handle = sk.start(call.arguments, ctx, self.executor)
         except ToolArgumentError as exc:

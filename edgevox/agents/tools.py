@@ -64,6 +64,7 @@ class ToolResult:
     """What came of a :class:`ToolCall`.
 
     ``error_kind`` is ``"arguments"`` (bad arguments), ``"execution"`` (the tool raised),
+    ``"timeout"`` (it missed its deadline),
     ``"unknown_tool"``, ``"cancelled"``, or ``""`` when ``ok``.
     """
 
@@ -95,6 +96,10 @@ class Tool:
     """Few-shot examples ``(utterance, arguments)`` written by the tool's author."""
     is_skill: bool = False
     converters: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    timeout_s: float | None = None
+    """Deadline of one call in seconds (``@tool(timeout_s=...)``); None = the agent's default."""
+    is_async: bool = False
+    """The function is ``async def``: each call runs it on its own event loop (see :meth:`call_validated`)."""
 
     def validate(self, arguments: Any) -> dict[str, Any]:
         """Check ``arguments`` against the schema; return them with defaults filled and
@@ -114,8 +119,19 @@ class Tool:
                 out[pname] = prop["default"]
         return out
 
-    def invoke(self, arguments: Any, ctx: Any = None, *, call_id: str | None = None) -> ToolResult:
-        """Validate and run; never raises for bad arguments or tool failures (they become results)."""
+    def invoke(
+        self, arguments: Any, ctx: Any = None, *, call_id: str | None = None, timeout_s: float | None = None
+    ) -> ToolResult:
+        """Validate and run; never raises for bad arguments or tool failures (they become results).
+
+        With a deadline (``timeout_s``, or the tool's own ``timeout_s`` which wins) or a context
+        whose token can be cancelled, the call runs on its own thread (``edgevox-tool-<name>``)
+        registered with ``ctx.activities``, and the caller waits for whichever comes first:
+        the result, the deadline (``error_kind="timeout"``) or a cancel (``"cancelled"``).
+        A call that misses its deadline or ignores the cancel keeps its thread until it
+        returns (the registry names it), and its late result is discarded: a robot never
+        acts on, or speaks, what a tool returns after a stop or a timeout.
+        """
         call = ToolCall(
             self.name, dict(arguments) if isinstance(arguments, Mapping) else {}, call_id or uuid.uuid4().hex[:12]
         )
@@ -123,8 +139,15 @@ class Tool:
             kwargs = self.validate(arguments)
         except ToolArgumentError as exc:
             return ToolResult(call, ok=False, error=str(exc), error_kind="arguments")
+        deadline = self.timeout_s if self.timeout_s is not None else timeout_s
+        token = getattr(ctx, "cancel_token", None)
+        if deadline is None and token is None:
+            return self._result(call, lambda: self.call_validated(kwargs, ctx))
+        return _run_with_deadline(self, call, kwargs, ctx, deadline)
+
+    def _result(self, call: ToolCall, run: Callable[[], Any]) -> ToolResult:
         try:
-            value = self.call_validated(kwargs, ctx)
+            value = run()
         except Cancelled as exc:
             return ToolResult(
                 call, ok=False, error=f"tool {self.name!r} cancelled: {exc.reason}", error_kind="cancelled"
@@ -134,10 +157,16 @@ class Tool:
         return ToolResult(call, ok=True, value=value)
 
     def call_validated(self, kwargs: dict[str, Any], ctx: Any = None) -> Any:
-        """Run with already validated arguments; an exception inside becomes ToolExecutionError."""
+        """Run with already validated arguments; an exception inside becomes ToolExecutionError.
+
+        An ``async def`` tool runs to completion on a fresh event loop in the calling thread;
+        cancelling ``ctx.cancel_token`` cancels the coroutine (``asyncio.CancelledError``
+        inside it, :class:`Cancelled` here)."""
         if self.context_param:
             kwargs = {**kwargs, self.context_param: ctx}
         try:
+            if self.is_async:
+                return _run_coroutine(self.func(**kwargs), getattr(ctx, "cancel_token", None))
             return self.func(**kwargs)
         except (Cancelled, ToolExecutionError):
             raise
@@ -166,15 +195,18 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     examples: typing.Sequence[tuple[str, dict[str, Any] | None]] = (),
+    timeout_s: float | None = None,
 ) -> Any:
-    """Decorator: ``@tool`` or ``@tool(name=..., description=..., examples=...)`` -> :class:`Tool`.
+    """Decorator: ``@tool`` or ``@tool(name=..., description=..., examples=..., timeout_s=...)`` -> :class:`Tool`.
 
     ``examples`` are ``(utterance, arguments)`` pairs used as few-shot prompts; write them
-    from the schema, they are not test data.
+    from the schema, they are not test data. ``timeout_s`` is this tool's deadline per call
+    (default: the agent's ``tool_timeout_s``, from ``safety.tool_timeout_s`` in a config).
+    ``async def`` functions are supported; async generators are rejected.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
-        return build_tool(f, name=name, description=description, examples=examples)
+        return build_tool(f, name=name, description=description, examples=examples, timeout_s=timeout_s)
 
     return build(func) if func is not None else build
 
@@ -187,9 +219,16 @@ def build_tool(
     examples: typing.Sequence[tuple[str, dict[str, Any] | None]] = (),
     is_skill: bool = False,
     skip_types: tuple[type, ...] = (),
+    timeout_s: float | None = None,
 ) -> Tool:
     """Build a :class:`Tool` from a function (what ``@tool`` and ``@skill`` use)."""
     from edgevox.runtime.context import AgentContext
+
+    where = f"tool {name or getattr(func, '__name__', func)!r}"
+    if inspect.isasyncgenfunction(func) or inspect.isgeneratorfunction(func):
+        raise TypeError(f"{where}: generator functions cannot be tools; return the value instead of yielding it")
+    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < 86400):
+        raise TypeError(f"{where}: timeout_s = {timeout_s!r}: must be a number of seconds > 0 and < 86400")
 
     summary, arg_docs = parse_docstring(inspect.getdoc(func) or "")
     hints = typing.get_type_hints(func, include_extras=True)
@@ -235,6 +274,8 @@ def build_tool(
         examples=tuple((str(t), None if a is None else dict(a)) for t, a in examples),
         is_skill=is_skill,
         converters=converters,
+        timeout_s=None if timeout_s is None else float(timeout_s),
+        is_async=inspect.iscoroutinefunction(func),
     )
 
 
@@ -670,3 +711,77 @@ class ToolBox:
     @property
     def names(self) -> list[str]:
         return list(self._tools)
+
+
+# --- running a call with a deadline -------------------------------------------------------------
+
+
+def _run_with_deadline(
+    t: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: Any, deadline_s: float | None
+) -> ToolResult:
+    """Run ``t`` on its own registered thread; wait for the result, the deadline or a cancel."""
+    import threading
+
+    from edgevox.runtime.activities import start_activity
+    from edgevox.runtime.context import CancelToken
+
+    parent = getattr(ctx, "cancel_token", None)
+    token = parent.child(f"tool:{t.name}") if parent is not None else CancelToken(f"tool:{t.name}")
+    tool_ctx = ctx.child(cancel_token=token) if hasattr(ctx, "child") else ctx
+    box: list[ToolResult] = []
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            result = t._result(call, lambda: t.call_validated(kwargs, tool_ctx))
+            if not activity.stale and not token.cancelled:
+                box.append(result)
+        finally:
+            activity.finish()
+            token.detach()
+            finished.set()
+
+    if token.cancelled:
+        token.detach()
+        return ToolResult(call, ok=False, error=f"tool {t.name!r} cancelled: {token.reason}", error_kind="cancelled")
+    activity = start_activity(ctx, "tool", t.name, token)  # registered before the call can be seen
+    thread = threading.Thread(target=work, name=f"edgevox-tool-{t.name}", daemon=True)
+    remove = token.on_cancel(lambda _r: finished.set())
+    thread.start()
+    try:
+        done = finished.wait(deadline_s)
+    finally:
+        remove()
+    if done and box:
+        return box[0]
+    if done or token.cancelled:
+        reason = token.reason or "cancelled"
+        late = " (it ignored the cancel; its late result will be discarded)" if thread.is_alive() else ""
+        token.cancel(reason)
+        return ToolResult(call, ok=False, error=f"tool {t.name!r} cancelled: {reason}{late}", error_kind="cancelled")
+    token.cancel(f"timeout after {deadline_s:g} s")
+    return ToolResult(
+        call,
+        ok=False,
+        error=f"tool {t.name!r} timed out after {deadline_s:g} s; its late result will be discarded",
+        error_kind="timeout",
+    )
+
+
+def _run_coroutine(coro: Any, token: Any) -> Any:
+    """Run ``coro`` on a fresh event loop in this thread; a cancelled ``token`` cancels it."""
+    import asyncio
+
+    async def main() -> Any:
+        task = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+        remove = token.on_cancel(lambda _r: loop.call_soon_threadsafe(task.cancel)) if token is not None else None
+        try:
+            return await task
+        except asyncio.CancelledError:
+            raise Cancelled(getattr(token, "reason", "") or "cancelled") from None
+        finally:
+            if remove is not None:
+                remove()
+
+    return asyncio.run(main())

@@ -190,6 +190,8 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
             agent = factory(llm=llm, **cfg.options)
         except TypeError as exc:
             raise ConfigError(f"{where}.factory: {cfg.factory}(llm=..., **options) failed: {exc}") from None
+        if "tool_timeout_s" not in cfg.options and hasattr(agent, "tool_timeout_s"):
+            agent.tool_timeout_s = app.safety.tool_timeout_s
         _set_speak_tool_results(agent, cfg, where)
         return agent
     tools = resolve_tools(cfg.tools, where=f"{where}.tools") + resolve_tools(cfg.skills, where=f"{where}.skills")
@@ -212,6 +214,7 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
         handoffs=handoffs,
         max_tool_hops=cfg.max_tool_hops,
         **({} if cfg.speak_tool_results is None else {"speak_tool_results": cfg.speak_tool_results}),
+        tool_timeout_s=app.safety.tool_timeout_s,
     )
 
 

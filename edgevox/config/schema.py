@@ -272,6 +272,14 @@ class SafetyConfig(Section):
         description='A transcript matching one of these (not negated: "don\'t stop" does not match) cancels speech, generation and running skills at once.',
     )
     enabled: StrictBool = Field(True, description="Turn the safety stop off only for experiments.")
+    confirmation: StrictStr = Field(
+        "Stopped.",
+        description="Said (and printed) once after a safety stop, from any source; empty = say nothing.",
+    )
+    tool_timeout_s: Annotated[StrictFloat, Field(gt=0, le=3600)] = Field(
+        10.0,
+        description="Deadline of one tool call in seconds, for tools that set none (`@tool(timeout_s=...)`); a call past it is reported as timed out and its late result is discarded.",
+    )
 
 
 # --- agents ------------------------------------------------------------------------------------

@@ -212,15 +212,23 @@ REPLY_EXAMPLES: tuple[tuple[str, None], ...] = (
 """Few-shot examples of requests answered in words (no tool)."""
 
 
-def build_home_robot_agent(llm: Any, robot: SimulatedRobot | None = None, **overrides: Any) -> Any:
+def build_home_robot_agent(
+    llm: Any, robot: SimulatedRobot | None = None, *, speed_m_s: float | None = None, **overrides: Any
+) -> Any:
     """The demo agent over ``llm`` (any :class:`~edgevox.engines.base.LLM`), driving ``robot``.
 
-    ``overrides`` are passed to :class:`~edgevox.agents.llm_agent.LLMAgent` (e.g.
-    ``decoder=...``, ``max_tool_hops=...``). The robot is ``agent.deps["robot"]``.
+    ``speed_m_s`` sets the simulated driving speed (a config's ``options: {speed_m_s: 0.2}``
+    makes a drive last long enough to try stopping it). ``overrides`` are passed to
+    :class:`~edgevox.agents.llm_agent.LLMAgent` (e.g. ``decoder=...``, ``max_tool_hops=...``).
+    The robot is ``agent.deps["robot"]``.
     """
     from edgevox.agents.llm_agent import LLMAgent
 
     robot = robot or SimulatedRobot()
+    if speed_m_s is not None:
+        if not 0 < speed_m_s <= 10:
+            raise ValueError(f"speed_m_s = {speed_m_s}: must be > 0 and <= 10 meters per second")
+        robot.speed_m_s = speed_m_s
     tools = home_robot_tools(robot)
     options: dict[str, Any] = {
         "instructions": INSTRUCTIONS,

@@ -144,6 +144,7 @@ class ScriptedLLM:
     ``replies``: a sequence consumed one per call, or a function ``(messages, grammar) -> str``.
     ``gate``: if given, each token waits for one ``gate.release()`` by the test (a
     cancel also wakes it), so a test can hold generation mid-stream without sleeping.
+    ``token_delay_s``: each token takes this long, like a slow CPU (a cancel cuts the wait short).
     ``started`` is set when a call begins; ``token_event`` is set after every token.
     Cancellation is checked before and after every token, like the real engine.
     Calls are serialised by a lock (like the real engine); ``peak_concurrency`` lets a
@@ -157,8 +158,10 @@ class ScriptedLLM:
         default: str | None = None,
         gate: threading.Semaphore | None = None,
         gate_timeout_s: float = 10.0,
+        token_delay_s: float = 0.0,
     ) -> None:
         self._fn = replies if callable(replies) else None
+        self.token_delay_s = token_delay_s
         self._queue: deque[str] = deque() if callable(replies) else deque(replies)
         self.default = default
         self.gate = gate
@@ -215,6 +218,11 @@ class ScriptedLLM:
                             raise EngineError(f"ScriptedLLM: gate not released within {self.gate_timeout_s} s")
                         if cancel is not None and cancel.cancelled:
                             break
+                    if self.token_delay_s > 0:
+                        if cancel is not None and cancel.wait(self.token_delay_s):
+                            break
+                        if cancel is None:
+                            threading.Event().wait(self.token_delay_s)
                     call.tokens_yielded += 1
                     self.token_event.set()
                     yield token

@@ -155,6 +155,12 @@ class Stopped(VoiceEvent):
     """Seconds from the transcript to every cancellation having been issued."""
     cancelled_turns: list[int] | None = None
     """Turn ids cancelled (the running turn and any queued ones)."""
+    cancelled: list[str] | None = None
+    """Everything else that was running and got the cancel: ``"skill go_to"``, ``"tool move"``,
+    ``"generation home_robot"``, ``"background patrol"``, ``"worker ..."``."""
+    ignored: list[str] | None = None
+    """What was still running 100 ms after the cancel (it ignores cancellation; its late result
+    is discarded and it is reported again at shutdown if it still runs)."""
 
 
 @dataclass(kw_only=True)

@@ -29,9 +29,15 @@ and the agent's history keeps only the chunks that fully played
 Safety stop (STT thread, or the caller of :meth:`submit_text`): every transcript
 is matched against the stop phrases *before* any agent sees it and without
 waiting for the turn worker (it never takes a turn lock). A match halts the
-audio, cancels the running turn's token (LLM generation, tools and skills holding
-``ctx.cancel_token`` or a child of it) and every queued turn, then publishes
-:class:`StopEvent` (control: overtakes queued data) and :class:`Stopped`.
+audio, cancels the running turn's token and every queued turn, cancels *everything*
+registered in :attr:`VoiceLoop.activities` (the runtime's
+:class:`~edgevox.runtime.activities.ActivityRegistry`: skills started by earlier turns,
+tool calls, generations, background runs, orchestration workers), publishes
+:class:`StopEvent` (control: overtakes queued data; the runtime, ROS and Zenoh bridges
+act on it), waits up to 100 ms for the cancelled work to end, publishes
+:class:`Stopped` listing what was cancelled and what ignored the cancel, and queues the
+spoken confirmation (``stop_confirmation``, "Stopped.") once. A stop published on the
+bus by anyone else (``App`` forwards it) runs the same path.
 
 Speculative STT (``VoiceSettings.speculative_stt``): when the segmenter reports
 a pause (``SegmenterSettings.pause_ms`` of silence, shorter than the endpoint's
@@ -76,6 +82,7 @@ import numpy as np
 from edgevox.engines.base import STT, TTS, VAD, AudioIn, AudioOut
 from edgevox.engines.resample import Resampler
 from edgevox.errors import AudioDeviceError, Cancelled, LifecycleError
+from edgevox.runtime.activities import SAFETY_STOP_REASON, STOP_GRACE_S, ActivityRegistry, CancelReport
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.events import ErrorEvent, Event, InterruptEvent, StopEvent
 from edgevox.voice.chunker import Chunker, ChunkerSettings
@@ -106,7 +113,7 @@ from edgevox.voice.speechtext import clean_for_speech
 from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES, StopPhraseMatcher
 from edgevox.voice.vocabulary import vocabulary_for
 
-STOP_REASON = "safety stop"
+STOP_REASON = SAFETY_STOP_REASON
 BARGE_IN_REASON = "barge-in"
 SHUTDOWN_REASON = "voice loop stopping"
 
@@ -134,6 +141,8 @@ class VoiceSettings:
     barge_in: bool = True
     """Let user speech interrupt the reply (not in half-duplex, where only stop phrases do)."""
     stop_phrases: tuple[str, ...] = DEFAULT_STOP_PHRASES
+    stop_confirmation: str = "Stopped."
+    """Spoken (and printed) once after a safety stop; empty = say nothing."""
     vocabulary: tuple[str, ...] = ()
     """Words that bias STT, in addition to the agent's tool names and enum values."""
     speculative_stt: bool = True
@@ -236,6 +245,9 @@ class VoiceLoop:
         self.session_id = self.settings.session_id
         base = context or AgentContext(bus=bus, session_id=self.session_id)
         self._base_context = base
+        self.activities: ActivityRegistry = base.activities if base.activities is not None else ActivityRegistry(name)
+        """Where turns, generations, tools and skills register; the safety stop cancels all of it
+        (the runtime's registry when the loop runs in an App, else the loop's own)."""
         self.matcher = StopPhraseMatcher(self.settings.stop_phrases)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -248,6 +260,7 @@ class VoiceLoop:
         self._current: tuple[_TurnRequest, AgentContext, TurnAudio] | None = None
         self._stt_busy = False
         self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()
         self._input_done = threading.Event()
         self._state = "new"
         self._threads: list[threading.Thread] = []
@@ -264,7 +277,7 @@ class VoiceLoop:
         # The loop's own context: its token (the root of every turn's token) is a child of the
         # caller's, so cancelling the caller's context stops the loop's turns, and stop() never
         # cancels the caller's token.
-        self._loop_context = self._base_context.child(session_id=self.session_id)
+        self._loop_context = self._base_context.child(session_id=self.session_id, activities=self.activities)
         self._root = self._loop_context.cancel_token
         self.audio_out.start()
         try:
@@ -659,33 +672,59 @@ class VoiceLoop:
             self._cond.notify_all()
 
     def _safety_stop(self, turn_id: int, text: str, phrase: str, heard_at: float) -> Stopped:
+        """Halt audio, cancel the running and queued turns and *every* registered activity
+        (skills from earlier turns, tools, generations, workers), tell the bus, report, confirm."""
+        with self._stop_lock:  # two stops at once (voice + ROS): one runs, the other waits and confirms nothing new
+            with self._cond:
+                queued = list(self._turns)
+                self._turns.clear()
+                current = self._current
+            cancelled: list[int] = []
+            if current is not None:
+                request, ctx, audio = current
+                self.speaker.halt(audio)
+                ctx.cancel_token.cancel(STOP_REASON)
+                cancelled.append(request.turn_id)
+            else:
+                self.speaker.halt(None)
+            report: CancelReport = self.activities.cancel_all(STOP_REASON, grace_s=0.0)
+            done_at = time.time()
+            self._publish(StopEvent(reason=f"stop phrase {phrase!r}", text=text, timestamp=done_at))
+            for req in queued:
+                cancelled.append(req.turn_id)
+                self._publish(TurnDone(turn_id=req.turn_id, status="stopped"))
+            report.settle(STOP_GRACE_S)
+            stopped = Stopped(
+                turn_id=turn_id,
+                timestamp=done_at,
+                phrase=phrase,
+                text=text,
+                cancel_s=max(0.0, done_at - heard_at),
+                cancelled_turns=cancelled,
+                cancelled=[a for a in report.cancelled if not a.startswith("turn ")],
+                ignored=report.ignored,
+            )
+            self._publish(stopped)
+            self._confirm_stop()
+            return stopped
+
+    def _confirm_stop(self) -> None:
+        """Queue the spoken confirmation, unless one is already queued or playing."""
+        text = self.settings.stop_confirmation.strip()
+        if not text or not self.running:
+            return
         with self._cond:
-            queued = list(self._turns)
-            self._turns.clear()
             current = self._current
-        cancelled: list[int] = []
-        if current is not None:
-            request, ctx, audio = current
-            self.speaker.halt(audio)
-            ctx.cancel_token.cancel(STOP_REASON)
-            cancelled.append(request.turn_id)
-        else:
-            self.speaker.halt(None)
-        done_at = time.time()
-        self._publish(StopEvent(reason=f"stop phrase {phrase!r}", text=text, timestamp=done_at))
-        for req in queued:
-            cancelled.append(req.turn_id)
-            self._publish(TurnDone(turn_id=req.turn_id, status="stopped"))
-        stopped = Stopped(
-            turn_id=turn_id,
-            timestamp=done_at,
-            phrase=phrase,
-            text=text,
-            cancel_s=max(0.0, done_at - heard_at),
-            cancelled_turns=cancelled,
-        )
-        self._publish(stopped)
-        return stopped
+            pending = any(r.say and r.text == text for r in self._turns) or (
+                current is not None
+                and current[0].say
+                and current[0].text == text
+                and not current[1].cancel_token.cancelled
+            )
+            if pending or self._stopping.is_set():
+                return
+            self._turns.append(_TurnRequest(next(self._ids), text, say=True))
+            self._cond.notify_all()
 
     # -- turn thread --------------------------------------------------------------------------
 
@@ -701,9 +740,11 @@ class VoiceLoop:
                 ctx = self._loop_context.child(turn_id=request.turn_id)
                 audio = TurnAudio(request.turn_id, ctx.cancel_token)
                 self._current = (request, ctx, audio)
+            activity = self.activities.start("turn", f"{request.turn_id}", ctx.cancel_token)
             try:
                 self._run_turn(request, ctx, audio)
             finally:
+                activity.finish()
                 self.speaker.finish_turn(audio)
                 ctx.cancel_token.detach()
                 with self._cond:

@@ -246,7 +246,8 @@ def test_stop_mid_generation_cancels_before_any_audio(bus, recorder, loops):
     for _ in range(20):
         gate.release()
     assert loop.wait_idle(5)
-    assert not out.writes  # no audio ever played
+    # No reply audio ever played: the only speech is the stop's confirmation, said once.
+    assert [c.text for c in recorder.of(Chunk)] == ["Stopped."]
     assert not recorder.of(TurnStarted, text="Stop!")  # the stop phrase never reached the agent
     assert len(llm.calls) == 1
 
@@ -306,7 +307,8 @@ def test_stop_also_cancels_queued_turns_and_reports_them(bus, recorder, loops):
     for _ in range(10):
         gate.release()
     assert loop.wait_idle(5)
-    assert [e.status for e in sorted(recorder.of(TurnDone), key=lambda e: e.turn_id)] == ["stopped"] * 3
+    statuses = [e.status for e in sorted(recorder.of(TurnDone), key=lambda e: e.turn_id) if e.turn_id <= 3]
+    assert statuses == ["stopped"] * 3
 
 
 def test_dont_stop_is_an_ordinary_turn(bus, recorder, loops):

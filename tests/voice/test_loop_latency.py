@@ -227,5 +227,9 @@ def test_a_stop_ends_the_wait_for_tts_at_once(bus, recorder, loops):
     assert done.status == "stopped"
     assert llm.calls[0].finished.wait(5) and llm.calls[0].cancelled
     tts_gate.release()  # let the TTS thread leave the stale chunk (its audio is dropped)
+    tts_gate.release()  # and speak the confirmation
     assert loop.wait_idle(5)
-    assert not loop.audio_out.writes
+    # The stale chunk's audio is dropped: the only audio written is the stop's confirmation.
+    assert [d.reply_text for d in recorder.of(TurnDone) if d.turn_id != 1] == ["Stopped."]
+    confirmation = sum(len(a) for a in FakeTTS().synthesize("Stopped."))
+    assert sum(len(w) for w in loop.audio_out.writes) == confirmation
