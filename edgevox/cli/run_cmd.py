@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,27 +255,59 @@ def _wait(
 
 
 def _text_repl(app: Any, stop_requested: threading.Event, timeout_s: float | None, out: Console) -> int:
-    """Read lines from stdin on a helper thread so Ctrl-C (a signal) always wins."""
+    """Read lines from stdin on a helper thread so Ctrl-C (a signal) always wins.
+
+    Each line is submitted at once, without waiting for the previous reply: a typed "stop"
+    is matched on this thread and halts the reply being written, the skills it started
+    and everything else running (the loop queues ordinary lines as turns, in order).
+    At the end of input the REPL waits for the last reply, then returns.
+    """
     interactive = sys.stdin.isatty()
+    err = Console(stderr=True, highlight=False)
 
     def reader() -> None:
+        number = 0
         try:
-            while not stop_requested.is_set():
-                if interactive:
-                    out.print("[bold cyan]you>[/] ", end="")
-                line = sys.stdin.readline()
-                if not line:
+            if interactive:
+                out.print("[bold cyan]you>[/] ", end="")
+            for raw in _stdin_lines():
+                if stop_requested.is_set():
                     break
-                text = line.strip()
+                number += 1
+                try:
+                    text = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as exc:
+                    err.print(f"edgevox: input line {number} is not UTF-8 ({exc.reason} at byte {exc.start}); ignored")
+                    continue
                 if text:
                     app.submit_text(text)
-                    app.wait_idle(None)
+            if not stop_requested.is_set():
+                app.wait_idle(timeout_s)  # end of input: let the last reply finish
         finally:
             stop_requested.set()
 
     threading.Thread(target=reader, name="edgevox-cli-stdin", daemon=True).start()
     stop_requested.wait(timeout_s)
     return 0
+
+
+def _stdin_lines() -> Iterator[bytes]:
+    """Raw lines of standard input, read with ``os.read`` (not through ``sys.stdin``'s buffer,
+    whose lock a reader blocked at Ctrl-C would hold while the interpreter shuts down)."""
+    fd = sys.stdin.fileno()
+    pending = b""
+    while True:
+        try:
+            block = os.read(fd, 65536)
+        except OSError:
+            block = b""
+        if not block:
+            if pending:
+                yield pending
+            return
+        pending += block
+        *lines, pending = pending.split(b"\n")
+        yield from lines
 
 
 # --- check ------------------------------------------------------------------------------------

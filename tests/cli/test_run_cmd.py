@@ -52,9 +52,11 @@ def test_output_writes_the_spoken_reply_to_a_wav(tmp_path, capsys):
 
 def test_a_stop_phrase_stops_instead_of_answering(scripted_config, capsys):
     assert run_cli("run", str(scripted_config), "--say", "stop", "--json") == 0
-    kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [e["kind"] for e in events]
     assert "voice.stopped" in kinds and "control.stop" in kinds
-    assert "voice.turn_started" not in kinds
+    # No agent turn: the only turn is the spoken confirmation, said once.
+    assert [e["text"] for e in events if e["kind"] == "voice.turn_started"] == ["Stopped."]
 
 
 def test_a_config_error_is_one_line_without_traceback_and_exit_status_2(tmp_path, capsys):
