@@ -15,9 +15,12 @@ from typing import Any
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("bench", help="run benchmarks (runtime, latency)")
+    parser = subparsers.add_parser("bench", help="run benchmarks (runtime, stop, latency)")
     bench = parser.add_subparsers(dest="bench", metavar="BENCH")
     add_runtime_parser(bench)
+    from edgevox.cli.bench_stop import add_stop_parser
+
+    add_stop_parser(bench)
     try:
         latency = importlib.import_module("edgevox.cli.bench_latency")
     except ModuleNotFoundError as exc:
