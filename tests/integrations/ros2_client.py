@@ -32,6 +32,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--namespace", required=True)
     parser.add_argument("--reply-kind", default="agent.reply", help="event kind that carries the answer")
+    parser.add_argument(
+        "--scenario",
+        choices=("bridge", "earlier-skill"),
+        default="bridge",
+        help="bridge: steps 1-3 above; earlier-skill: a typed turn starts go_to, another turn "
+        "follows, then a stop on the stop topic must cancel it (prints STOPPED <json>)",
+    )
     args = parser.parse_args()
     ns = args.namespace
 
@@ -42,7 +49,7 @@ def main() -> int:
     pubs = {name: node.create_publisher(String, f"{ns}/{name}", qos) for name in ("text_input", "stop", "skill/goal")}
     subs = [
         node.create_subscription(String, f"{ns}/{name}", lambda m, _n=name: inbox.put((_n, m.data)), qos)
-        for name in ("reply", "skill/feedback", "skill/result")
+        for name in ("reply", "skill/feedback", "skill/result", "events", "state")
     ]
     executor = SingleThreadedExecutor()
     executor.add_node(node)
@@ -60,15 +67,21 @@ def main() -> int:
         msg.data = data
         pubs[name].publish(msg)
 
+    backlog: list[tuple[str, str]] = []  # messages not consumed yet (another receive may want them)
+
     def receive(name: str, predicate, timeout_s: float = 15.0):
         found = []
 
         def check() -> bool:
             while not inbox.empty():
-                topic, data = inbox.get_nowait()
+                backlog.append(inbox.get_nowait())
+            for item in backlog:
+                topic, data = item
                 if topic == name and predicate(json.loads(data)):
+                    backlog.remove(item)
                     found.append(data)
-            return bool(found)
+                    return True
+            return False
 
         return found[0] if spin_until(check, timeout_s) else None
 
@@ -82,6 +95,9 @@ def main() -> int:
     if not matched:
         print("TIMEOUT discovery", flush=True)
         return 1
+
+    if args.scenario == "earlier-skill":
+        return earlier_skill(send, receive, executor, node)
 
     send("text_input", "hello robot")
     reply = receive("reply", lambda m: m.get("kind") == args.reply_kind)
@@ -99,6 +115,25 @@ def main() -> int:
     node.destroy_node()
     rclpy.try_shutdown()
     return 0 if reply and feedback and result else 1
+
+
+def earlier_skill(send, receive, executor, node) -> int:
+    """A skill started by one typed turn, a second turn, then the ROS stop topic."""
+    send("text_input", "go to the kitchen")
+    first = receive("reply", lambda m: m.get("kind") == "voice.turn_done")
+    running = receive("events", lambda m: m.get("skill") == "go_to" and m.get("state") == "running")
+    send("text_input", "what is the battery level")
+    second = receive("reply", lambda m: m.get("kind") == "voice.turn_done" and "attery" in m.get("reply_text", ""))
+    print(f"TURNS {first} {second}" if first and second and running else "TIMEOUT turns", flush=True)
+    send("stop", "e-stop from client")
+    cancelled = receive("events", lambda m: m.get("skill") == "go_to" and m.get("state") == "cancelled")
+    stopped = receive("state", lambda m: m.get("kind") == "voice.stopped")
+    print(f"CANCELLED {cancelled}" if cancelled else "TIMEOUT cancelled", flush=True)
+    print(f"STOPPED {stopped}" if stopped else "TIMEOUT stopped", flush=True)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown()
+    return 0 if first and second and running and cancelled and stopped else 1
 
 
 if __name__ == "__main__":

@@ -209,3 +209,38 @@ agents:
     assert client.wait() == 0
     host.proc.send_signal(2)  # Ctrl-C: the node shuts down cleanly
     assert host.wait(10) == 0, host.stderr()
+
+
+def test_a_ros_stop_cancels_a_skill_a_typed_turn_started_before_another_turn(ros_env, tmp_path, child_process):
+    """The home robot as a node: "go to the kitchen" on text_input starts go_to; a second turn
+    is answered; then a stop on the stop topic cancels the drive (started by an earlier, finished
+    turn) and the node reports voice.stopped naming it."""
+    config = tmp_path / "home.yaml"
+    config.write_text(
+        """\
+name: ros-home
+llm:
+  engine: edgevox.testing:ScriptedLLM
+  options: {default: "Fine."}
+agent: home_robot
+agents:
+  home_robot:
+    factory: edgevox.examples.home_robot:build_home_robot_agent
+    options: {speed_m_s: 0.2}
+""",
+        encoding="utf-8",
+    )
+    ns = "/test/edgevox_home"
+    host = child_process(
+        [PYTHON, "-m", "edgevox", "ros2", str(config), "--headless", "--namespace", ns, "--domain-id", str(ros_env)],
+        env={"PYTHONPATH": str(HERE.parent.parent)},
+    )
+    client = child_process([PYTHON, str(HERE / "ros2_client.py"), "--namespace", ns, "--scenario", "earlier-skill"])
+    client.expect("TURNS ", timeout_s=60)
+    cancelled = json.loads(client.expect("CANCELLED ")[len("CANCELLED ") :])
+    assert cancelled["skill"] == "go_to" and cancelled["state"] == "cancelled"
+    stopped = json.loads(client.expect("STOPPED ")[len("STOPPED ") :])
+    assert "skill go_to" in stopped["cancelled"]
+    assert client.wait() == 0
+    host.proc.send_signal(2)
+    assert host.wait(10) == 0, host.stderr()
