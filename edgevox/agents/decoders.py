@@ -316,8 +316,9 @@ class SchemaFirstDecoder:
     def _check_llm_call(resolver: SchemaResolver, decision: Decision, proposal: Any) -> Decision:
         """The LLM picked a tool the resolver was unsure of: act only on what the user said.
 
-        A value the resolver found unusable is asked for; a non-string value the LLM filled
-        in, or a tool chosen from argument words alone, is proposed with "Did you mean ...?".
+        A value the resolver found unusable is asked for; a required non-string value the LLM
+        filled in (the user never said it) is proposed with "Did you mean ...?"; an optional
+        one is dropped (its declared default applies).
         """
         call = decision.call
         assert call is not None
@@ -350,7 +351,7 @@ class SchemaFirstDecoder:
             {k: v for k, v in call.arguments.items() if k in said or k not in unsaid or k in guessed},
             call.id,
         )
-        if guessed or proposal.reason == "only argument values matched":
+        if guessed:
             return ask(f"Did you mean {resolver.describe(call.name, call.arguments)}?", call)
         return decision
 

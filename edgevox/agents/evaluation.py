@@ -1,9 +1,19 @@
 """Tool-calling evaluation: does the agent make the right *first* call?
 
-A case is a JSON line ``{"text": ..., "expect": {"name", "arguments"} | null}``
-(``null``: answer in words, no tool). A call matches when the tool name is the
-same and the arguments are equal after filling the tool's declared defaults:
-numbers numerically, strings case-insensitively (and trimmed), booleans exactly.
+A case is a JSON line ``{"text": ..., "expect": {"name", "arguments"} | null | "clarify"}``
+(``null``: answer in words, no tool; ``"clarify"``: ask a question, no tool). A call
+matches when the tool name is the same and the arguments are equal after filling the
+tool's declared defaults: numbers numerically, strings case-insensitively (and
+trimmed), booleans exactly.
+
+Besides accuracy, two safety counts (:func:`false_actions`, :func:`clarifications`):
+
+- a **false action** is a tool call made that the case did not expect: any call where
+  words or a question were expected, or a call that does not match the expected one
+  (another tool, or the right tool with other arguments: ``move(2)`` for
+  ``move(-2)`` drives the wrong way). A clarifying question is never a false action.
+- a **clarification** is a run that asked a question instead of acting
+  (``result.data["clarify"]``); it scores as correct only where ``"clarify"`` was expected.
 
 :func:`evaluate_agent` runs each case through ``agent.run`` on a fresh context and
 times it; :func:`evaluate_baseline` runs the same model with no grammar and no fast
@@ -24,11 +34,14 @@ from typing import Any
 from edgevox.agents.tools import Tool, ToolCall, fill_defaults
 from edgevox.errors import ConfigError
 
+CLARIFY = "clarify"
+"""The ``expect`` value of a case that should be answered with a question."""
+
 
 @dataclass(frozen=True)
 class Case:
     text: str
-    expect: dict[str, Any] | None
+    expect: dict[str, Any] | str | None
 
 
 @dataclass
@@ -39,6 +52,13 @@ class CaseOutcome:
     latency_s: float
     decided_by: str = ""
     error: str = ""
+    clarify: str = ""
+    """The question asked instead of acting, if any."""
+
+    @property
+    def false_action(self) -> bool:
+        """A call was made that the case did not expect (see the module docstring)."""
+        return self.got is not None and not self.ok
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -55,8 +75,8 @@ def load_cases(path: str | Path) -> list[Case]:
             text, expect = obj["text"], obj["expect"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ConfigError(f'{p}:{n}: expected {{"text": ..., "expect": ...}}: {exc}') from None
-        if expect is not None and (not isinstance(expect, dict) or "name" not in expect):
-            raise ConfigError(f'{p}:{n}: expect must be null or {{"name", "arguments"}}, got {expect!r}')
+        if expect is not None and expect != CLARIFY and (not isinstance(expect, dict) or "name" not in expect):
+            raise ConfigError(f'{p}:{n}: expect must be null, "clarify" or {{"name", "arguments"}}, got {expect!r}')
         cases.append(Case(str(text), expect))
     return cases
 
@@ -75,10 +95,13 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def call_matches(expect: dict[str, Any] | None, got: ToolCall | None, tools: Iterable[Tool]) -> bool:
+def call_matches(expect: dict[str, Any] | str | None, got: ToolCall | None, tools: Iterable[Tool]) -> bool:
     """The comparison rule of the evaluation (see the module docstring)."""
+    if expect == CLARIFY:
+        return False  # a question was expected; only the outcome knows whether one was asked
     if expect is None or got is None:
         return expect is None and got is None
+    assert isinstance(expect, dict)
     if expect["name"] != got.name:
         return False
     t = next((t for t in tools if t.name == got.name), None)
@@ -102,15 +125,13 @@ def evaluate_agent(agent: Any, cases: Sequence[Case], make_ctx: Callable[[], Any
         for goal in result.skills:  # the robot need not finish driving to score the call
             goal.cancel("evaluation case done")
         got = result.first_call
+        question = str(result.data.get("clarify") or "")
+        if case.expect == CLARIFY:
+            ok = got is None and bool(question)
+        else:
+            ok = not question and call_matches(case.expect, got, agent.tools)
         outcomes.append(
-            CaseOutcome(
-                case,
-                got,
-                call_matches(case.expect, got, agent.tools),
-                latency,
-                str(result.data.get("decided_by", "")),
-                result.error,
-            )
+            CaseOutcome(case, got, ok, latency, str(result.data.get("decided_by", "")), result.error, question)
         )
     return outcomes
 
@@ -138,6 +159,16 @@ def evaluate_baseline(
     return outcomes
 
 
+def false_actions(outcomes: Sequence[CaseOutcome]) -> int:
+    """Calls made that the cases did not expect (see the module docstring)."""
+    return sum(o.false_action for o in outcomes)
+
+
+def clarifications(outcomes: Sequence[CaseOutcome]) -> int:
+    """Runs that asked a question instead of acting."""
+    return sum(bool(o.clarify) for o in outcomes)
+
+
 def accuracy(outcomes: Sequence[CaseOutcome]) -> float:
     return sum(o.ok for o in outcomes) / len(outcomes) if outcomes else 0.0
 
@@ -146,9 +177,11 @@ def mean_latency_s(outcomes: Sequence[CaseOutcome]) -> float:
     return sum(o.latency_s for o in outcomes) / len(outcomes) if outcomes else 0.0
 
 
-def describe_call(call: ToolCall | dict[str, Any] | None) -> str:
+def describe_call(call: ToolCall | dict[str, Any] | str | None) -> str:
     if call is None:
         return "(words)"
+    if isinstance(call, str):
+        return f"({call})"
     if isinstance(call, dict):
         name, args = call["name"], call.get("arguments") or {}
     else:

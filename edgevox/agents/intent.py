@@ -101,6 +101,8 @@ PAST_TIME_AFTER_LAST = frozenset("night week weekend month year time morning eve
 CONDITIONS = frozenset("if unless whenever suppose supposing imagine assuming hypothetically".split())
 POLITE_CONDITIONS = frozenset("can could would will please dont".split())
 """"if you could/can/would/please/don't mind": politeness, not a condition."""
+ABOUT_ENDINGS = frozenset("do does for work works mean means".split())
+""""what does X do", "what is X for", "how does X work": about a thing, not a reading of it."""
 CLAUSE_CONJUNCTIONS = frozenset("but then instead because cause since although though whereas otherwise".split())
 NEW_CLAUSE_AFTER_AND = NEGATORS | SUBJECT_PRONOUNS | frozenset("please then".split())
 
@@ -120,6 +122,9 @@ class Clause:
     reason: str
     elliptical: bool = False
     """A command with no verb of its own ("the kitchen lights", "lights off")."""
+    may_query: bool = True
+    """A question a query tool may answer; False when it asks what something *is* or
+    *does* ("what is the gripper for"): that is answered in words, by no tool."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,11 @@ class Intent:
     clause that decided the kind."""
     reason: str
     clauses: tuple[Clause, ...] = field(default=(), repr=False)
+    may_query: bool = True
+    """For a question: whether a query tool may answer it (see :class:`Clause`)."""
+    elliptical: bool = False
+    """For a command: every command clause lacks a verb ("the red block"): with no tool word
+    either, nothing asks for an action."""
 
     @property
     def acts(self) -> bool:
@@ -238,6 +248,8 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "negated", "negated")
     polite = ws[0] in REQUEST_MODALS and len(ws) > 1 and ws[1] in ("you", "u")
     if ws[0] in WH_WORDS:
+        if ws[-1] in ABOUT_ENDINGS or _has_seq(ws[-2:], ("used", "for")):
+            return Clause(text, "question", "asks what something is or does", may_query=False)
         return Clause(text, "question", f"opens with the question word {ws[0]!r}")
     if ws[0] in AUXILIARIES and not polite:
         return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
@@ -287,10 +299,13 @@ def analyze(text: str) -> Intent:
         for c in clauses[last_command + 1 :]:
             if c.kind == "negated" and _retracts(c.text):
                 return Intent("negated", c.text, "a later clause takes the request back", clauses)
-        if any(not c.elliptical for c in commands) or len(commands) == len(clauses):
-            return Intent("command", " ".join(c.text for c in commands), commands[0].reason, clauses)
+        elliptical = all(c.elliptical for c in commands)
+        if not elliptical or len(commands) == len(clauses):
+            return Intent(
+                "command", " ".join(c.text for c in commands), commands[0].reason, clauses, elliptical=elliptical
+            )
     first = min(clauses, key=lambda c: _PRIORITY.index(c.kind) if c.kind in _PRIORITY else len(_PRIORITY))
-    return Intent(first.kind, first.text, first.reason, clauses)
+    return Intent(first.kind, first.text, first.reason, clauses, may_query=first.may_query)
 
 
 _RETRACT_CONTENT = frozenset("do it that this wait actually mind please".split())

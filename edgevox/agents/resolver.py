@@ -265,6 +265,12 @@ class SchemaResolver:
         for entry in self._index:
             for w in entry.vocab:
                 df[w] = df.get(w, 0) + 1
+        self._value_phrases = {
+            tuple(stem(w) for w, _, _ in tokenize(str(v)))
+            for e in self._index
+            for prop in e.tool.parameters.get("properties", {}).values()
+            for v in _enum_values(prop)
+        }
         n = max(len(self._index), 1)
         self._idf = {w: math.log((n + 1) / c) for w, c in df.items()}
 
@@ -295,6 +301,8 @@ class SchemaResolver:
             rule = sign_rule(desc)
             if rule is not None:
                 signs[pname] = rule
+                for cue in rule.negative | rule.positive:  # "lift" for "Negative lowers it"
+                    vocab[cue] = max(vocab.get(cue, 0.0), 0.5)
         # Enum values are argument words, not tool triggers.
         for prop in t.parameters.get("properties", {}).values():
             for value in _enum_values(prop):
@@ -314,8 +322,13 @@ class SchemaResolver:
         intent = analyze(text)
         if intent.kind in ("negated", "report", "hypothetical", "statement"):
             return Proposal(None, True, reason=f"{intent.kind}: {intent.reason}", intent=intent)
+        if intent.kind == "question" and not intent.may_query:
+            return Proposal(None, True, reason=f"a question: {intent.reason}", intent=intent)
         proposal = self._propose(intent.clause, query_only=intent.kind == "question")
         proposal.intent = intent
+        if intent.elliptical and proposal.call is None and not proposal.sure:
+            # "the green block": no verb and no tool word, so nothing asks for an action.
+            return Proposal(None, True, reason="names only argument values, asks for nothing", intent=intent)
         if intent.kind == "question" and proposal.call is None and proposal.sure:
             proposal.reason = f"a question ({intent.reason}) for no query tool: answered in words"
         return proposal
@@ -324,6 +337,9 @@ class SchemaResolver:
         tokens = tokenize(text)
         words = [t for t, _, _ in tokens]
         stems = {stem(w) for w in words if w not in STOPWORDS and not w[0].isdigit()}
+        # Words of a value named whole ("charging dock") are that argument, not a tool word
+        # ("where is the charging dock" is not about the battery's *charge*).
+        stems -= self._named_value_stems(words)
         scores: dict[str, float] = {}
         triggers: dict[str, float] = {}
         found: dict[str, dict[str, Any]] = {}
@@ -374,6 +390,14 @@ class SchemaResolver:
         if missing[best]:
             return proposal(call, False, candidates, f"missing {missing[best]}")
         return proposal(call, True, candidates, "schema match")
+
+    def _named_value_stems(self, words: list[str]) -> set[str]:
+        text = " " + " ".join(stem(w) for w in words) + " "
+        named: set[str] = set()
+        for phrase in self._value_phrases:
+            if len(phrase) > 1 and f" {' '.join(phrase)} " in text:
+                named |= set(phrase)
+        return named
 
     def _entry(self, name: str) -> _ToolIndex:
         return next(e for e in self._index if e.tool.name == name)

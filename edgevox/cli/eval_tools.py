@@ -1,7 +1,10 @@
 """``edgevox eval tools CASES.jsonl [--config CONFIG]``: tool-calling accuracy and speed.
 
-Prints one line per case (``ok``/``FAIL``, the request, the first call made, the
-expected call, what decided it, latency), then ``accuracy: X (k/n)``; then the same
+Prints one line per case (``ok``/``FAIL``, the request, the first call made or the
+question asked, the expected call, what decided it, latency), then ``accuracy: X
+(k/n)``, ``false actions: N`` (calls made that the cases did not expect; a question is
+never one) and ``clarifications: N``; with ``--max-false-actions N`` the command exits
+1 when there were more (one line says why). Then the same
 for the unconstrained baseline (same model, no grammar, free text parsed) unless
 ``--no-baseline``, and the speed ratio (baseline mean latency / agent mean latency).
 
@@ -19,10 +22,19 @@ from typing import Any
 
 def add_tools_parser(eval_sub: Any) -> None:
     parser = eval_sub.add_parser("tools", help="tool-calling accuracy of an agent on JSONL cases, vs a baseline")
-    parser.add_argument("cases", help='JSONL file: {"text": ..., "expect": {"name", "arguments"} | null} per line')
+    parser.add_argument(
+        "cases", help='JSONL file: {"text": ..., "expect": {"name", "arguments"} | null | "clarify"} per line'
+    )
     parser.add_argument("--config", default="home_robot", help="config name or YAML path (default: home_robot)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unconstrained baseline")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
+    parser.add_argument(
+        "--max-false-actions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exit 1 when the agent made more than N calls the cases did not expect",
+    )
     parser.set_defaults(func=run_eval_tools)
 
 
@@ -41,9 +53,11 @@ def build_agent(config: str) -> tuple[Any, Any]:
 def run_eval_tools(args: argparse.Namespace) -> int:
     from edgevox.agents.evaluation import (
         accuracy,
+        clarifications,
         describe_call,
         evaluate_agent,
         evaluate_baseline,
+        false_actions,
         load_cases,
         mean_latency_s,
     )
@@ -64,12 +78,21 @@ def run_eval_tools(args: argparse.Namespace) -> int:
         by[o.decided_by] = by.get(o.decided_by, 0) + 1
         mark = "ok  " if o.ok else "FAIL"
         extra = f" error={o.error}" if o.error else ""
+        extra += " FALSE ACTION" if o.false_action else ""
+        got = f"asks {o.clarify!r}" if o.clarify else describe_call(o.got)
         print(
-            f"{mark} {o.case.text!r} -> {describe_call(o.got)} | expected {describe_call(o.case.expect)}"
+            f"{mark} {o.case.text!r} -> {got} | expected {describe_call(o.case.expect)}"
             f" | by {o.decided_by or '?'} {o.latency_s * 1000:.0f} ms{extra}"
         )
     k = sum(o.ok for o in outcomes)
     print(f"accuracy: {accuracy(outcomes):.3f} ({k}/{len(outcomes)})")
+    n_false = false_actions(outcomes)
+    print(f"false actions: {n_false} (calls made that the cases did not expect)")
+    print(f"clarifications: {clarifications(outcomes)} (questions asked instead of acting)")
+    status = 0
+    if args.max_false_actions is not None and n_false > args.max_false_actions:
+        print(f"edgevox: {n_false} false actions > --max-false-actions {args.max_false_actions}")
+        status = 1
     agent_ms = mean_latency_s(outcomes) * 1000
     print(
         f"mean latency: {agent_ms:.0f} ms per case; decided by: {', '.join(f'{k}={v}' for k, v in sorted(by.items()))}"
@@ -78,7 +101,7 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     if close is not None:
         close()
     if args.no_baseline:
-        return 0
+        return status
     base = evaluate_baseline(llm, agent.tools, cases, instructions=getattr(agent, "instructions", ""))
     for o in base:
         mark = "ok  " if o.ok else "FAIL"
@@ -86,7 +109,8 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     kb = sum(o.ok for o in base)
     base_ms = mean_latency_s(base) * 1000
     print(f"baseline accuracy: {accuracy(base):.3f} ({kb}/{len(base)})")
+    print(f"baseline false actions: {false_actions(base)}")
     print(f"baseline mean latency: {base_ms:.0f} ms per case")
     ratio = base_ms / agent_ms if agent_ms > 0 else float("inf")
     print(f"speed ratio (baseline / agent): {ratio:.1f}x")
-    return 0
+    return status
