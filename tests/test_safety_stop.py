@@ -266,3 +266,18 @@ def test_app_stop_names_work_that_ignores_every_cancel():
     assert "worker stuck driver" in app.stop_report.abandoned
     release.set()
     thread.join(5.0)
+
+
+@pytest.mark.models
+def test_with_the_real_smollm2_a_stop_cancels_a_drive_started_two_turns_earlier(home, real_llm):
+    """The same promise on the embedded model: the chat turn in between runs on SmolLM2."""
+    app, events = home(llm=real_llm)
+    start_drive_then_talk(app)
+    goal = running_goal(app)
+    app.submit_text("Stop!")
+    assert goal.wait(0.1)
+    assert app.wait_idle(10.0)
+    (stopped,) = [e for e in events if isinstance(e, Stopped)]
+    assert "skill go_to" in stopped.cancelled and stopped.ignored == []
+    assert robot_of(app).room != "kitchen"
+    assert [t.reply_text for t in turns(events)][-1] == "Stopped."

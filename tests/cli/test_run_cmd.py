@@ -129,3 +129,43 @@ def test_end_of_typed_input_ends_the_run(scripted_config):
     out, err = proc.communicate("what is up?\n", timeout=30)
     assert proc.returncode == 0, err
     assert "scripted: Hello from the robot." in out
+
+
+def test_a_typed_stop_halts_the_reply_being_written(tmp_path):
+    """`--text` reads stdin on its own thread: "stop" typed while the reply is still being
+    generated (a slow CPU: 50 ms per token, ~4 s in all) stops it at once, confirms, and the
+    next line is answered."""
+    story = " ".join(f"word{i}" for i in range(80)) + "."
+    config = write_config(tmp_path).read_text().replace(
+        '{default: "Hello from the robot. How can I help?"}', f'{{default: "{story}", token_delay_s: 0.05}}'
+    )
+    path = tmp_path / "slow.yaml"
+    path.write_text(config, encoding="utf-8")
+    proc = _cli("run", str(path), "--text", "--json")
+    try:
+        proc.stdin.write("tell me a long story\n")
+        proc.stdin.flush()
+        events = []
+        for line in proc.stdout:
+            events.append(json.loads(line))
+            if events[-1]["kind"] == "voice.token":
+                break
+        typed = time.monotonic()
+        proc.stdin.write("stop\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            events.append(json.loads(line))
+            if events[-1]["kind"] == "voice.stopped":
+                break
+        stop_s = time.monotonic() - typed
+        out, err = proc.communicate("", timeout=30)  # end of input: the app finishes and exits
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    events += [json.loads(line) for line in out.splitlines()]
+    assert proc.returncode == 0, err
+    assert stop_s < 1.0, f"the typed stop took {stop_s:.2f} s"
+    done = [e for e in events if e["kind"] == "voice.turn_done"]
+    assert done[0]["status"] == "stopped" and len(done[0]["reply_text"]) < len(story) / 2
+    assert [d["reply_text"] for d in done[1:]] == ["Stopped."]

@@ -273,3 +273,55 @@ def test_bench_zenoh_script_runs_and_prints_both_figures():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "(baseline)" in out.stdout and "forwarded over Zenoh" in out.stdout and "ratio" in out.stdout
+
+
+def test_a_stop_from_a_zenoh_peer_cancels_a_skill_an_earlier_turn_started():
+    """The home robot App with its Zenoh bridge on loopback: "go to the kitchen" starts a drive,
+    another turn passes, then a peer publishes control.stop: the drive is cancelled at once and
+    the App confirms the stop."""
+    from edgevox.app import App, Engines
+    from edgevox.config import load_config
+    from edgevox.testing import ScriptedLLM
+    from edgevox.voice.events import Stopped, TurnDone
+
+    port = free_port()
+    config = load_config(
+        "home_robot",
+        overrides={
+            "audio.input.source": "text",
+            "audio.output.sink": "none",
+            "bridges.zenoh.enabled": True,
+            "bridges.zenoh.namespace": "edgevox/home",
+            "bridges.zenoh.listen": [f"tcp/127.0.0.1:{port}"],
+            "bridges.zenoh.subscribe_kinds": ["control.*"],
+        },
+        env={},
+    )
+    app = App.build(config, engines=Engines(llm=ScriptedLLM(default="Fine.")))
+    app.agents["home_robot"].deps["robot"].speed_m_s = 0.2
+    seen = Collector(app.bus)
+    peer_bus = EventBus("peer")
+    peer = ZenohBridge(
+        peer_bus, cfg("edgevox/home", connect=[f"tcp/127.0.0.1:{port}"], publish_kinds=["control.*"]), bridge_id="p"
+    )
+    app.start()
+    peer.start()
+    try:
+        app.submit_text("go to the kitchen")
+        assert app.wait_idle(5.0)
+        (drive,) = app.runtime.activities.running("skill")
+        app.submit_text("what is the battery level")
+        assert app.wait_idle(5.0)
+        assert not drive.done
+        # Publish until the link is up (a peer's first message can precede the connection).
+        assert any(
+            (peer_bus.publish(StopEvent(source="zenoh-peer", reason="peer e-stop")), drive.wait(0.5))[1]
+            for _ in range(20)
+        ), "the peer's stop never cancelled the drive"
+        assert seen.wait_for(lambda e: isinstance(e, Stopped) and "skill go_to" in (e.cancelled or []))
+        assert app.wait_idle(5.0)
+        assert seen.wait_for(lambda e: isinstance(e, TurnDone) and e.reply_text == "Stopped.")
+    finally:
+        assert peer.stop()
+        peer_bus.close()
+        assert app.stop(3.0), app.stop_report
