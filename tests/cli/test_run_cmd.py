@@ -136,8 +136,10 @@ def test_a_typed_stop_halts_the_reply_being_written(tmp_path):
     generated (a slow CPU: 50 ms per token, ~4 s in all) stops it at once, confirms, and the
     next line is answered."""
     story = " ".join(f"word{i}" for i in range(80)) + "."
-    config = write_config(tmp_path).read_text().replace(
-        '{default: "Hello from the robot. How can I help?"}', f'{{default: "{story}", token_delay_s: 0.05}}'
+    config = (
+        write_config(tmp_path)
+        .read_text()
+        .replace('{default: "Hello from the robot. How can I help?"}', f'{{default: "{story}", token_delay_s: 0.05}}')
     )
     path = tmp_path / "slow.yaml"
     path.write_text(config, encoding="utf-8")
