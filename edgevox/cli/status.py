@@ -130,6 +130,14 @@ class StatusView:
         elif kind == "voice.stopped":
             st.phase = "stopped"
             st.last_note = f"STOP ({event.phrase or event.text})"
+            line = Text(f"stop ({event.phrase or event.text}): ", style="bold red")
+            cancelled = [c for c in event.cancelled or [] if not c.startswith("generation ")]
+            turns = len(event.cancelled_turns or [])
+            cancelled = ([f"{turns} turn{'s' if turns != 1 else ''}"] if turns else []) + cancelled
+            line.append("cancelled " + ", ".join(cancelled) if cancelled else "nothing was running")
+            if event.ignored:
+                line.append(f"; still running, ignoring the stop: {', '.join(event.ignored)}", style="yellow")
+            self._print(line)
         elif kind == "voice.turn_done":
             self._finish(event)
         elif kind == "voice.audio_device":
