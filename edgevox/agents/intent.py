@@ -107,7 +107,8 @@ CLAUSE_CONJUNCTIONS = frozenset("but then instead because cause since although t
 NEW_CLAUSE_AFTER_AND = NEGATORS | SUBJECT_PRONOUNS | frozenset("please then".split())
 
 _WORD_RE = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
-_BREAK_RE = re.compile(r"[,;:!?]|\.(?!\d)")
+_BREAK_RE = re.compile(r"(?<=[,;:!?])|(?<=\.)(?!\d)")
+"""Clauses end after punctuation (kept, so a clause still ends with its "?")."""
 
 
 def words(text: str) -> list[str]:
@@ -163,7 +164,7 @@ def split_clauses(text: str) -> list[str]:
                 out.append(piece[start : m.start()])
                 start = m.start()
         out.append(piece[start:])
-    return [c.strip() for c in out if words(c)]
+    return [c.strip().rstrip(",;:").strip() for c in out if words(c)]
 
 
 def _has_seq(ws: list[str], seq: tuple[str, ...]) -> bool:
@@ -190,6 +191,10 @@ def is_conditional(ws: list[str]) -> bool:
             return True
         if w == "what" and i + 1 < len(ws) and ws[i + 1] == "if":
             return True
+        if w in ("when", "whenever") and (
+            i > 0 or (len(ws) > 1 and (ws[1] in SUBJECT_PRONOUNS or ws[1] in DETERMINERS))
+        ):
+            return True  # "turn on the light when I get home", "when I get home, ..."
     # "what would you do", "where would you go": a wh-question about a supposed action.
     return bool(ws and ws[0] in WH_WORDS and any(w in ("would", "could") for w in ws[1:4]))
 
@@ -210,10 +215,15 @@ def _is_past_form(w: str) -> bool:
     return w in IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed"))
 
 
-def _past(ws: list[str], verb_at: int) -> bool:
+def _past_time(ws: list[str]) -> bool:
+    """A time in the past: "yesterday", "an hour ago", "last night"."""
     if any(w in PAST_TIME for w in ws):
         return True
-    if any(w == "last" and i + 1 < len(ws) and ws[i + 1] in PAST_TIME_AFTER_LAST for i, w in enumerate(ws)):
+    return any(w == "last" and i + 1 < len(ws) and ws[i + 1] in PAST_TIME_AFTER_LAST for i, w in enumerate(ws))
+
+
+def _past(ws: list[str], verb_at: int) -> bool:
+    if _past_time(ws):
         return True
     # The verb right after the subject, allowing one adverb ("I just drove", "we already did").
     return any(_is_past_form(w) for w in ws[verb_at : verb_at + 2])
@@ -276,7 +286,7 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "statement", "a statement with its own subject")
     if _is_past_form(ws[0]) and ws[0] not in ("left",) and _past(ws, 0):
         return Clause(text, "report", "a past-tense report without a subject")
-    if any(w in PAST_TIME for w in ws):
+    if _past_time(ws):
         return Clause(text, "report", "a past time")
     verbless = ws[0] in DETERMINERS
     return Clause(text, "command", "an elliptical command" if verbless else "a verb-first command", verbless)

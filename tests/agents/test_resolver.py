@@ -173,3 +173,166 @@ def test_a_statement_about_the_speaker_is_answered_in_words_but_requests_still_a
     for request in ("I need you in the office", "I'm cold, go to the kitchen", "we should go to the office"):
         assert not is_statement(request), request
     assert is_statement("My room is a mess.") and not is_statement("Go to the office")
+
+
+# -- spoken numbers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("one eighty", [180]),
+        ("two seventy", [270]),
+        ("one twenty five", [125]),
+        ("nineteen ninety", [1990]),
+        ("one oh five", [105]),
+        ("two point oh five", [2.05]),
+        ("minus two", [-2]),
+        ("negative two point five", [-2.5]),
+        ("-2", [-2]),
+        ("a hundred and five", [105]),
+        ("three hundred and sixty", [360]),
+        ("oh move forward two", [2]),  # "oh" alone is an interjection
+        ("oh", []),
+        ("one two", [1, 2]),
+        ("forty five", [45]),
+    ],
+)
+def test_spoken_numbers_table(text, values):
+    spans = find_numbers([t for t, _, _ in tokenize(text)])
+    assert [s.value for s in spans] == pytest.approx(values)
+
+
+def test_an_explicit_sign_is_flagged():
+    (minus,) = find_numbers("minus two".split())
+    (plain,) = find_numbers("two".split())
+    assert minus.signed and minus.start == 0 and not plain.signed
+
+
+# -- sign conventions from docstrings ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("description", "utterance", "sign"),
+    [
+        ("Distance in meters. Negative for backwards (back, reverse).", "back up two", -1),
+        ("Distance in meters. Negative for backwards (back, reverse).", "go forward two", 1),
+        ("Height change in cm. Negative lowers it.", "lower it two", -1),
+        ("Height change in cm. Negative lowers it.", "move it down two", -1),
+        ("Height change in cm. Negative lowers it.", "raise it two", 1),
+        ("Height change in cm. Negative lowers it.", "lift it two", 1),
+        ("Positive raises, negative lowers.", "drop it two", -1),
+        ("Lowers the arm when negative.", "descend two", -1),
+        ("Angle, negative = counter-clockwise.", "two counter clockwise", -1),
+        ("Angle, negative = counter-clockwise.", "two anticlockwise", -1),
+        ("Angle, negative = counter-clockwise.", "two clockwise", 1),
+        ("Offset, negative = left.", "two to the left", -1),
+        ("Offset, negative = left.", "two to the right", 1),
+        ("Offset, negative = left.", "two", 0),
+        ("Height change in cm. Negative lowers it.", "up and down two", 2),
+    ],
+)
+def test_sign_conventions_are_read_from_the_parameter_docstring(description, utterance, sign):
+    from edgevox.agents.resolver import sign_rule
+
+    rule = sign_rule(description)
+    assert rule is not None
+    assert rule.sign([stem(t) for t, _, _ in tokenize(utterance)]) == sign
+
+
+def test_a_description_without_a_sign_convention_has_no_rule():
+    from edgevox.agents.resolver import sign_rule
+
+    assert sign_rule("How far to drive, in meters.") is None
+    # Words other than directions do not become cues when a direction is named.
+    rule = sign_rule("Lowers the arm when negative.")
+    assert rule is not None and "arm" not in rule.negative
+
+
+@tool
+def lift(height_cm: float) -> str:
+    """Raise or lower the platform.
+
+    Args:
+        height_cm: Change of height in centimeters, from -20 to 20. Negative lowers it.
+    """
+    return ""
+
+
+@tool
+def drive(distance_m: float) -> str:
+    """Drive straight ahead or back.
+
+    Args:
+        distance_m: How far, in meters. Negative for backwards.
+    """
+    return ""
+
+
+@tool
+def go(place: Literal["kitchen", "living room", "bedroom", "bathroom", "charging dock"]) -> str:
+    """Go to a place in the house.
+
+    Args:
+        place: Where to go.
+    """
+    return ""
+
+
+MOTION = SchemaResolver([lift, drive, go])
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("lower the platform five centimeters", ("lift", {"height_cm": -5})),
+        ("bring the platform down 5 cm", ("lift", {"height_cm": -5})),
+        ("raise the platform by 2 inches", ("lift", {"height_cm": 5.08})),
+        ("drive back two meters", ("drive", {"distance_m": -2})),
+        ("drive forward minus two meters", ("drive", {"distance_m": -2})),  # an explicit minus wins
+        ("drive ahead one eighty centimeters", ("drive", {"distance_m": 1.8})),
+        ("go to the dock", ("go", {"place": "charging dock"})),  # a word only one value has
+        ("go to the living room", ("go", {"place": "living room"})),
+    ],
+)
+def test_arguments_mean_what_the_schema_says(text, call):
+    p = MOTION.propose(text)
+    assert p.call == call and p.sure and p.clarify is None, p
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("drive forward for ten seconds", "How far should I drive, in meters?"),
+        ("drive two or three meters", "How far should I drive, in meters?"),
+        (
+            "raise the platform one meter",
+            "I can lift from -20 to 20 centimeters. How far should I lift, in centimeters?",
+        ),
+        ("go to my room", "Which place: kitchen, living room, bedroom, bathroom or charging dock?"),
+        ("lift the platform", "How far should I lift, in centimeters?"),
+        ("move the platform up and down 5 cm", "How far should I lift, in centimeters?"),
+    ],
+)
+def test_an_unusable_or_missing_value_is_asked_for_never_guessed(text, question):
+    p = MOTION.propose(text)
+    assert p.clarify == question, p
+    name, args = p.call
+    assert not any(k in args for k in ("height_cm", "distance_m", "place"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "don't drive back two meters",
+        "never lower the platform",
+        "did you lower the platform?",
+        "what does the platform do",
+        "my brother drove back two meters yesterday",
+        "if it is dark, go to the kitchen",
+        "the kitchen is nice",
+    ],
+)
+def test_only_requests_act(text):
+    p = MOTION.propose(text)
+    assert p.call is None and p.sure and p.clarify is None, p
