@@ -70,6 +70,10 @@ AUXILIARIES = frozenset(
     """am is are was were be do does did have has had can could will would shall should may might must
     isnt arent wasnt werent dont doesnt didnt havent hasnt hadnt cant couldnt wont wouldnt shouldnt""".split()
 )
+MAIN_VERB_AUXILIARIES = frozenset("do have be".split())
+"""Auxiliaries that are also imperative verbs: before an indefinite object ("do a turn",
+"have a look") they open a command, not a question ("do you ...", "do the lights work");
+"be" never opens a question."""
 REQUEST_MODALS = frozenset("can could will would".split())
 """Modal + "you" opens a polite request ("could you turn left")."""
 SUBJECT_PRONOUNS = frozenset(
@@ -261,7 +265,11 @@ def classify_clause(text: str) -> Clause:
         if ws[-1] in ABOUT_ENDINGS or _has_seq(ws[-2:], ("used", "for")):
             return Clause(text, "question", "asks what something is or does", may_query=False)
         return Clause(text, "question", f"opens with the question word {ws[0]!r}")
-    if ws[0] in AUXILIARIES and not polite:
+    if ws[0] == "be" or (
+        ws[0] in MAIN_VERB_AUXILIARIES and (len(ws) == 1 or ws[1] in ("a", "an", "some", "your", "me", "it", "this"))
+    ):
+        pass  # "do a full turn", "have a look", "be quiet": a main verb, not an inversion
+    elif ws[0] in AUXILIARIES and not polite:
         return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
     if text.rstrip().endswith("?") and not polite:
         return Clause(text, "question", "ends with a question mark")

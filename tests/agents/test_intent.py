@@ -27,6 +27,9 @@ INTENT_RULES = [
     ("the kitchen lights on please", "command", "the kitchen lights on please"),
     ("don't forget to turn off the lights", "command", "don't forget to turn off the lights"),
     ("if you could turn left", "command", "if you could turn left"),
+    ("do a little dance", "command", "do a little dance"),
+    ("have a look at the door", "command", "have a look at the door"),
+    ("be quiet", "command", "be quiet"),
     # -- the command clause of several
     ("don't go to the kitchen, go to the office", "command", "go to the office"),
     ("I'm cold, close the window", "command", "close the window"),
@@ -56,6 +59,8 @@ INTENT_RULES = [
     ("where is the charging dock", "question", None),
     ("why did you stop", "question", None),
     ("can I open the window myself", "question", None),
+    ("do you see the door", "question", None),
+    ("do the lights work", "question", None),
     ("are you able to go upstairs", "question", None),
     ("turn left?", "question", None),
     # -- reports (past tense) and statements
