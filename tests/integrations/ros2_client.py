@@ -49,7 +49,8 @@ def main() -> int:
     pubs = {name: node.create_publisher(String, f"{ns}/{name}", qos) for name in ("text_input", "stop", "skill/goal")}
     subs = [
         node.create_subscription(String, f"{ns}/{name}", lambda m, _n=name: inbox.put((_n, m.data)), qos)
-        for name in ("reply", "skill/feedback", "skill/result", "events", "state")
+        for name in ("reply", "skill/feedback", "skill/result")
+        + (("events", "state") if args.scenario == "earlier-skill" else ())
     ]
     executor = SingleThreadedExecutor()
     executor.add_node(node)
@@ -108,7 +109,7 @@ def main() -> int:
     print(f"FEEDBACK {feedback}" if feedback else "TIMEOUT feedback", flush=True)
 
     send("stop", "e-stop from client")
-    result = receive("skill/result", lambda m: m["goal_id"] == "g1")
+    result = receive("skill/result", lambda m: m["goal_id"] == "g1" and m["status"] != "accepted")
     print(f"RESULT {result}" if result else "TIMEOUT result", flush=True)
 
     executor.shutdown()
