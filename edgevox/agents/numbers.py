@@ -148,6 +148,8 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             value, end = FRACTIONS[t], i + 1  # "half a meter"
             if end < n and tokens[end] in ("a", "an", "of"):
                 end += 1
+        elif t in WHOLE_WORDS and i + 1 < n and tokens[i + 1] in SPOKEN_UNIT_WORDS:
+            value, end = 1.0, i + 1  # "a full turn", "one whole rotation" (the unit converts it)
         elif t in COUNTS or (t == "a" and i + 1 < n and tokens[i + 1] in COUNTS):
             k = i + 1 if t == "a" else i
             value, end = float(COUNTS[tokens[k]]), k + 1
@@ -179,6 +181,9 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         if end + 2 < n and tokens[end] == "and" and tokens[end + 1] in ("a", "an") and tokens[end + 2] in FRACTIONS:
             value += FRACTIONS[tokens[end + 2]]
             end += 3
+        # "two full turns": the quantity word belongs to the number, the unit follows it
+        if end + 1 < n and tokens[end] in WHOLE_WORDS and tokens[end + 1] in SPOKEN_UNIT_WORDS:
+            end += 1
         start, signed = i, t.startswith("-")
         if i > 0 and tokens[i - 1] in SIGN_WORDS:
             start, signed, value = i - 1, True, -abs(value)
@@ -204,6 +209,17 @@ UNIT_WORDS: dict[str, Unit] = {
     **dict.fromkeys(("degree", "degrees", "deg"), ("angle", 1.0)),
     **dict.fromkeys(("radian", "radians", "rad"), ("angle", 57.29577951308232)),
 }
+SPOKEN_UNIT_WORDS: dict[str, Unit] = {
+    **UNIT_WORDS,
+    **dict.fromkeys(
+        ("turn", "turns", "rotation", "rotations", "revolution", "revolutions", "circle", "circles"), ("angle", 360.0)
+    ),
+}
+"""Units a speaker says after a number ("half a *turn*"). Words such as "turn" are units only
+there: in a parameter's description ("How far to turn") they name an action, not a unit."""
+WHOLE_WORDS = frozenset(("full", "whole", "complete", "entire"))
+"""Quantity words that mean one of the unit that follows ("a *full* turn" is 360 degrees)."""
+
 NAME_SUFFIX_UNITS: dict[str, Unit] = {
     "s": ("time", 1.0),
     "ms": ("time", 0.001),
@@ -236,8 +252,10 @@ def spoken_unit(tokens: list[str], number_end: int) -> Unit | None:
     i = number_end
     if i < len(tokens) and tokens[i] in ("a", "an") and i + 1 < len(tokens):
         i += 1
+    if i < len(tokens) and tokens[i] in WHOLE_WORDS and i + 1 < len(tokens):
+        i += 1
     if i < len(tokens):
-        return UNIT_WORDS.get(tokens[i])
+        return SPOKEN_UNIT_WORDS.get(tokens[i])
     return None
 
 
@@ -255,6 +273,7 @@ UNIT_NAMES: dict[Unit, str] = {
     ("length", 0.9144): "yards",
     ("angle", 1.0): "degrees",
     ("angle", 57.29577951308232): "radians",
+    ("angle", 360.0): "turns",
 }
 """How to say a unit in a question ("How far should I move, in *meters*?")."""
 

@@ -196,6 +196,8 @@ def test_a_statement_about_the_speaker_is_answered_in_words_but_requests_still_a
         ("oh", []),
         ("one two", [1, 2]),
         ("forty five", [45]),
+        ("a full turn", [1]),  # one of the unit that follows: 360 degrees once converted
+        ("two full turns", [2]),
     ],
 )
 def test_spoken_numbers_table(text, values):
@@ -336,3 +338,29 @@ def test_an_unusable_or_missing_value_is_asked_for_never_guessed(text, question)
 def test_only_requests_act(text):
     p = MOTION.propose(text)
     assert p.call is None and p.sure and p.clarify is None, p
+
+
+@tool
+def rotate(direction: Literal["left", "right"], degrees: float = 90) -> str:
+    """Rotate in place.
+
+    Args:
+        direction: Which way to rotate.
+        degrees: How many degrees to rotate.
+    """
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    ("text", "degrees"),
+    [
+        ("rotate left a full turn", 360),
+        ("rotate right half a turn", 180),
+        ("rotate a quarter turn to the left", 90),
+        ("rotate left two full rotations", 720),
+        ("rotate right one eighty degrees", 180),
+    ],
+)
+def test_turns_and_rotations_said_as_units_convert_to_the_declared_angle(text, degrees):
+    p = SchemaResolver([rotate, lift, drive, go]).propose(text)
+    assert p.call is not None and p.call[1]["degrees"] == degrees, p
