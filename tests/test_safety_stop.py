@@ -281,3 +281,55 @@ def test_with_the_real_smollm2_a_stop_cancels_a_drive_started_two_turns_earlier(
     assert "skill go_to" in stopped.cancelled and stopped.ignored == []
     assert robot_of(app).room != "kitchen"
     assert [t.reply_text for t in turns(events)][-1] == "Stopped."
+
+
+def test_a_stop_cancels_a_background_agents_run_and_it_runs_again_on_the_next_event():
+    """A supervised background agent (a patrol planner on a slow LLM) is mid-run when "stop"
+    is said: the run is cancelled and named; the agent itself keeps serving later events."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from edgevox.config.loader import parse_config
+
+    @dataclass(kw_only=True)
+    class Patrol(Event):
+        kind: ClassVar[str] = "robot.patrol"
+        area: str = ""
+
+    gate = threading.Semaphore(0)
+    llm = ScriptedLLM(default="Plan: check every room and report back to the user.")
+    app = App.build(
+        parse_config(
+            """\
+name: bg-stop
+audio: {input: {source: text}, output: {sink: none}}
+agents:
+  assistant: {instructions: Be brief.}
+  planner: {instructions: Plan patrols.}
+background_agents:
+  - name: patrol-planner
+    agent: planner
+    trigger: {events: [robot.patrol], task: "Plan a patrol of the {area}."}
+""",
+            env={},
+        ),
+        engines=Engines(llm=llm),
+    )
+    events: list[Event] = []
+    app.add_observer(events.append)
+    llm.gate = gate  # from now on each token waits for the test (a cancel wakes it)
+    app.start()
+    try:
+        llm.started.clear()
+        app.bus.publish(Patrol(area="garden"))
+        assert llm.started.wait(5.0)
+        app.submit_text("stop")
+        (stopped,) = [e for e in events if isinstance(e, Stopped)]
+        assert "background patrol-planner" in stopped.cancelled and stopped.ignored == []
+        assert app.wait_idle(5.0)
+        llm.gate = None
+        llm.started.clear()
+        app.bus.publish(Patrol(area="kitchen"))
+        assert llm.started.wait(5.0), "the background agent stopped serving events after the stop"
+    finally:
+        assert app.stop(3.0), app.stop_report

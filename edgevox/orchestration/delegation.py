@@ -284,6 +284,9 @@ class Delegator:
                         res = self._run(target, task, handle._ctx, background=True, handle=handle)  # type: ignore[arg-type]
                     except Cancelled as exc:
                         res = {"ok": False, "status": CANCELLED, "error": f"cancelled: {exc.reason}"}
+                if handle._ctx.cancelled and res.get("ok"):  # type: ignore[union-attr]
+                    # It finished after a stop (ignoring the cancel): the late result is discarded.
+                    res = {"ok": False, "status": CANCELLED, "error": f"cancelled: {handle._ctx.cancel_token.reason}"}  # type: ignore[union-attr]
                 handle.output = res.get("output", "")
                 handle.error = res.get("error", "")
                 handle.status = COMPLETED if res.get("ok") else res.get("status", FAILED)

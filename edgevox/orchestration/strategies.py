@@ -350,8 +350,10 @@ class Supervisor(Orchestration):
 
         def work() -> None:
             try:
-                with track(ctx, "worker", f"{self.name} answer", child.cancel_token):
+                with track(ctx, "worker", f"{self.name} answer", child.cancel_token) as activity:
                     result = drain(self._answer(task, child))
+                if activity.stale or child.cancelled:  # finished after a stop: never delivered
+                    raise Cancelled(child.cancel_token.reason or "stopped")
                 handle.output, handle.status = result.text, COMPLETED
                 self.delivery.submit(result.text, session_id=ctx.session_id, source=self.name)
             except Cancelled as exc:
