@@ -273,7 +273,13 @@ class LLMAgent:
                 return
             if tr.error_kind == "cancelled" or ctx.cancelled:
                 return
-            if self.speak_tool_results and tr.ok and isinstance(tr.value, str):
+            if (
+                self.speak_tool_results
+                and tr.ok
+                and isinstance(tr.value, str)
+                and not _looks_like_machine_text(tr.value)
+            ):
+                # (A result that is data - JSON, markup - is phrased by the model instead.)
                 yield from self._emit_text(tr.value, ctx, result)
                 return
             # The result goes to the model in plain words inside the user's turn: a JSON assistant

@@ -213,7 +213,9 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
         llm=llm,
         handoffs=handoffs,
         max_tool_hops=cfg.max_tool_hops,
-        **({} if cfg.speak_tool_results is None else {"speak_tool_results": cfg.speak_tool_results}),
+        # A tool's own sentence is what is said unless the config asks for an LLM reply: on the
+        # embedded 135M model, a reply written after a tool call is often unrelated to its result.
+        speak_tool_results=True if cfg.speak_tool_results is None else cfg.speak_tool_results,
         tool_timeout_s=app.safety.tool_timeout_s,
     )
 

@@ -311,7 +311,7 @@ class AgentConfig(Section):
     max_tool_hops: PosInt = Field(3, description="Maximum tool calls in one turn before the agent must answer.")
     speak_tool_results: StrictBool | None = Field(
         None,
-        description="If a tool returns text, speak that text as the reply (no LLM reply after the call); null = the agent's own default. Set on the agent a `factory` builds, too.",
+        description="If a tool returns text, speak that text as the reply (no LLM reply after the call); `false` = the LLM phrases the reply from the tool's result. null = `true` for agents built from `tools`, the factory's own default for agents a `factory` builds (set it to override that).",
     )
     max_tokens: PosInt | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
     temperature: NonNegFloat | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")

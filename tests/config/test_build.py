@@ -88,7 +88,7 @@ agents:
 """
     agents = make_agents(parse_config(text, env={}), ScriptedLLM(default="ok"))
     assert agents["quiet"].speak_tool_results is False and agents["talky"].speak_tool_results is True
-    assert agents["default"].speak_tool_results is False  # LLMAgent's own default
+    assert agents["default"].speak_tool_results is True  # config agents say their tool's own sentence
     assert agents["robot"].speak_tool_results is False
     assert agents["robot_default"].speak_tool_results is True  # the factory's own default
 
