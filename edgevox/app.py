@@ -288,7 +288,7 @@ class App:
         if not self.loop.running:
             return  # the runtime itself cancelled every registered activity on this StopEvent
         if isinstance(event, StopEvent):
-            self.loop.safety_stop(reason=event.reason or f"stop from {event.source}", text=event.text)
+            self.loop.safety_stop(reason=event.reason or f"stop from {event.source}", text=event.text, announce=False)
         else:
             self.loop.interrupt()
 

@@ -168,8 +168,9 @@ def test_a_stop_published_by_another_component_stops_the_turn_in_progress(runnin
     assert confirmation.reply_text == "Stopped." and confirmation.status == "completed"
     (stopped,) = [e for e in events if isinstance(e, Stopped)]
     assert stopped.cancelled_turns == [turn.turn_id]
-    # The loop's own StopEvent is not fed back into it (exactly one Stopped).
-    assert sum(isinstance(e, StopEvent) for e in events) == 2
+    # A stop that came from the bus is not published again, and not fed back (one Stopped).
+    assert sum(isinstance(e, StopEvent) for e in events) == 1
+    assert stopped.reason == "operator pressed stop" and stopped.phrase == ""
 
 
 def test_an_interrupt_published_by_another_component_cuts_the_reply_but_not_the_session(running):

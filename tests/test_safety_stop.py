@@ -333,3 +333,28 @@ background_agents:
         assert llm.started.wait(5.0), "the background agent stopped serving events after the stop"
     finally:
         assert app.stop(3.0), app.stop_report
+
+
+def test_stops_that_come_together_or_during_the_confirmation_confirm_once(home):
+    app, events = home()
+    start_drive_then_talk(app)
+    goal = running_goal(app)
+    stops = [
+        threading.Thread(target=lambda: app.bus.publish(StopEvent(source="ros2", reason="e-stop")), name="t-ros"),
+        threading.Thread(target=lambda: app.submit_text("stop"), name="t-voice"),
+        threading.Thread(target=lambda: app.bus.publish(StopEvent(source="bumper", reason="bump")), name="t-bump"),
+    ]
+    for t in stops:
+        t.start()
+    for t in stops:
+        t.join(5.0)
+    assert goal.wait(0.1)
+    app.submit_text("STOP")  # again, while the confirmation is queued or playing
+    assert app.wait_idle(5.0)
+    assert [t.reply_text for t in turns(events)].count("Stopped.") == 1
+    stopped = [e for e in events if isinstance(e, Stopped)]
+    assert len(stopped) == 4 and sum("skill go_to" in (s.cancelled or []) for s in stopped) == 1
+    # A stop that came from the bus is not published on it a second time.
+    assert sorted(e.reason for e in events if isinstance(e, StopEvent)) == sorted(
+        ["e-stop", "bump", "stop phrase 'stop'", "stop phrase 'stop'"]
+    )

@@ -129,8 +129,8 @@ class StatusView:
             st.last_note = "interrupted"
         elif kind == "voice.stopped":
             st.phase = "stopped"
-            st.last_note = f"STOP ({event.phrase or event.text})"
-            line = Text(f"stop ({event.phrase or event.text}): ", style="bold red")
+            st.last_note = f"STOP ({event.phrase or event.reason or event.text})"
+            line = Text(f"stop ({event.phrase or event.reason or event.text}): ", style="bold red")
             cancelled = [c for c in event.cancelled or [] if not c.startswith("generation ")]
             turns = len(event.cancelled_turns or [])
             cancelled = ([f"{turns} turn{'s' if turns != 1 else ''}"] if turns else []) + cancelled

@@ -149,8 +149,11 @@ class Stopped(VoiceEvent):
 
     kind: ClassVar[str] = "voice.stopped"
     phrase: str = ""
+    """The stop phrase heard; empty for a stop that was not spoken (a StopEvent, a button)."""
     text: str = ""
-    """The transcript that matched."""
+    """The transcript that matched (or the text a non-spoken stop carried)."""
+    reason: str = ""
+    """Why: ``stop phrase 'stop'``, or the reason a StopEvent / ``safety_stop()`` gave."""
     cancel_s: float = 0.0
     """Seconds from the transcript to every cancellation having been issued."""
     cancelled_turns: list[int] | None = None

@@ -116,6 +116,14 @@ from edgevox.voice.vocabulary import vocabulary_for
 STOP_REASON = SAFETY_STOP_REASON
 BARGE_IN_REASON = "barge-in"
 SHUTDOWN_REASON = "voice loop stopping"
+CONFIRM_AGAIN_AFTER_S = 2.0
+"""A stop that finds nothing running within this long of the last confirmation is not confirmed again."""
+
+
+def _speakable(text: str) -> bool:
+    """Whether ``text`` has anything a voice could say. Only a bounded head is cleaned: the
+    check runs on the caller's thread (the stdin reader, the STT thread) before queueing."""
+    return bool(clean_for_speech(text[:500]))
 
 
 class Agent(Protocol):
@@ -261,6 +269,7 @@ class VoiceLoop:
         self._stt_busy = False
         self._stopping = threading.Event()
         self._stop_lock = threading.Lock()
+        self._confirmed_at = -1e9
         self._input_done = threading.Event()
         self._state = "new"
         self._threads: list[threading.Thread] = []
@@ -360,7 +369,7 @@ class VoiceLoop:
         if self._state != "running":
             raise LifecycleError(f"VoiceLoop.say(): the loop is {self._state}; call start() first")
         text = text.strip()
-        if not clean_for_speech(text):
+        if not _speakable(text):
             return -1
         turn_id = next(self._ids)
         with self._cond:
@@ -376,9 +385,12 @@ class VoiceLoop:
         ROS. Publishes ``Interrupted``, not another ``InterruptEvent``. True if a turn was cut."""
         return self._interrupt_current(time.time(), announce=False)
 
-    def safety_stop(self, reason: str = "stop requested", text: str = "") -> Stopped:
-        """Run the safety stop now (what a stop phrase does), e.g. from a hardware button."""
-        return self._safety_stop(0, text, reason, time.time())
+    def safety_stop(self, reason: str = "stop requested", text: str = "", *, announce: bool = True) -> Stopped:
+        """Run the safety stop now (what a stop phrase does), e.g. from a hardware button.
+
+        ``announce=False`` when the stop came *from* the bus (a :class:`StopEvent` someone else
+        published): it is not published a second time."""
+        return self._safety_stop(0, text, "", time.time(), reason=reason, announce=announce)
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Block until nothing is queued, transcribing, running or playing; True if idle in time."""
@@ -663,7 +675,7 @@ class VoiceLoop:
         if phrase:
             self._safety_stop(turn_id, text, phrase, heard_at)
             return
-        if not text or echo or not clean_for_speech(text):
+        if not text or echo or not _speakable(text):
             return  # nothing said, or the robot's own voice under half-duplex
         with self._cond:
             if self._stopping.is_set():
@@ -671,25 +683,33 @@ class VoiceLoop:
             self._turns.append(_TurnRequest(turn_id, text))
             self._cond.notify_all()
 
-    def _safety_stop(self, turn_id: int, text: str, phrase: str, heard_at: float) -> Stopped:
+    def _safety_stop(
+        self, turn_id: int, text: str, phrase: str, heard_at: float, *, reason: str = "", announce: bool = True
+    ) -> Stopped:
         """Halt audio, cancel the running and queued turns and *every* registered activity
-        (skills from earlier turns, tools, generations, workers), tell the bus, report, confirm."""
+        (skills from earlier turns, tools, generations, workers), tell the bus, report, confirm.
+
+        The stop's own spoken confirmation is neither halted nor queued twice: stops that come
+        together (a spoken stop and a ROS e-stop, "stop" typed again while "Stopped." plays)
+        confirm once."""
         with self._stop_lock:  # two stops at once (voice + ROS): one runs, the other waits and confirms nothing new
             with self._cond:
-                queued = list(self._turns)
-                self._turns.clear()
+                queued = [r for r in self._turns if not self._is_confirmation(r)]
+                self._turns = deque(r for r in self._turns if self._is_confirmation(r))
                 current = self._current
             cancelled: list[int] = []
-            if current is not None:
+            if current is not None and not self._is_confirmation(current[0]):
                 request, ctx, audio = current
                 self.speaker.halt(audio)
                 ctx.cancel_token.cancel(STOP_REASON)
                 cancelled.append(request.turn_id)
-            else:
+            elif current is None:
                 self.speaker.halt(None)
             report: CancelReport = self.activities.cancel_all(STOP_REASON, grace_s=0.0)
             done_at = time.time()
-            self._publish(StopEvent(reason=f"stop phrase {phrase!r}", text=text, timestamp=done_at))
+            if announce:
+                why = f"stop phrase {phrase!r}" if phrase else reason or "stop requested"
+                self._publish(StopEvent(reason=why, text=text, timestamp=done_at))
             for req in queued:
                 cancelled.append(req.turn_id)
                 self._publish(TurnDone(turn_id=req.turn_id, status="stopped"))
@@ -699,19 +719,28 @@ class VoiceLoop:
                 timestamp=done_at,
                 phrase=phrase,
                 text=text,
+                reason=reason or (f"stop phrase {phrase!r}" if phrase else ""),
                 cancel_s=max(0.0, done_at - heard_at),
                 cancelled_turns=cancelled,
                 cancelled=[a for a in report.cancelled if not a.startswith("turn ")],
                 ignored=report.ignored,
             )
             self._publish(stopped)
-            self._confirm_stop()
+            self._confirm_stop(stopped_something=bool(cancelled or report.cancelled))
             return stopped
 
-    def _confirm_stop(self) -> None:
-        """Queue the spoken confirmation, unless one is already queued or playing."""
+    def _is_confirmation(self, request: _TurnRequest) -> bool:
+        return request.say and request.text == self.settings.stop_confirmation.strip() != ""
+
+    def _confirm_stop(self, *, stopped_something: bool) -> None:
+        """Queue the spoken confirmation, unless one is already queued or playing, or one was
+        queued less than ``CONFIRM_AGAIN_AFTER_S`` ago and this stop found nothing to stop
+        (the same stop arriving from several sources at once)."""
         text = self.settings.stop_confirmation.strip()
         if not text or not self.running:
+            return
+        now = time.monotonic()
+        if not stopped_something and now - self._confirmed_at < CONFIRM_AGAIN_AFTER_S:
             return
         with self._cond:
             current = self._current
@@ -723,6 +752,7 @@ class VoiceLoop:
             )
             if pending or self._stopping.is_set():
                 return
+            self._confirmed_at = now
             self._turns.append(_TurnRequest(next(self._ids), text, say=True))
             self._cond.notify_all()
 
@@ -740,11 +770,17 @@ class VoiceLoop:
                 ctx = self._loop_context.child(turn_id=request.turn_id)
                 audio = TurnAudio(request.turn_id, ctx.cancel_token)
                 self._current = (request, ctx, audio)
-            activity = self.activities.start("turn", f"{request.turn_id}", ctx.cancel_token)
+            # Every turn is registered so any stop reaches it - except the stop's own confirmation.
+            activity = (
+                None
+                if self._is_confirmation(request)
+                else self.activities.start("turn", f"{request.turn_id}", ctx.cancel_token)
+            )
             try:
                 self._run_turn(request, ctx, audio)
             finally:
-                activity.finish()
+                if activity is not None:
+                    activity.finish()
                 self.speaker.finish_turn(audio)
                 ctx.cancel_token.detach()
                 with self._cond:

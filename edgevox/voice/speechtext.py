@@ -96,10 +96,10 @@ _JSON_MEMBER = re.compile(
     r'(?:^|(?<=[{,]))\s*"[^"\n]*"\s*:\s*(?:"[^"\n]*"|-?\d[\d.eE+-]*|true|false|null)?\s*,?', re.MULTILINE
 )
 _INLINE_CODE = re.compile(r"`([^`]*)`")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_IMAGE = re.compile(r"!\[([^\[\]\n]{0,200})\]\([^()\s]{0,500}\)")  # bounded, no nesting: linear
+_LINK = re.compile(r"\[([^\[\]\n]{1,200})\]\([^()\s]{0,500}\)")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}\b")  # bounded: linear
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+", re.MULTILINE)
 _QUOTE = re.compile(r"^\s*>\s?", re.MULTILINE)
@@ -107,7 +107,7 @@ _TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*{1,3}|_{1,3}|~~)(?=\S)(.+?)(?<=\S)\1")
 _MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
 _UNIT_AFTER_NUMBER = re.compile(
-    r"(-?\d[\d,]*(?:\.\d+)?)\s?("
+    r"(?<![\d,.])(-?\d[\d,]*(?:\.\d+)?)\s?("  # starts only where a number starts: linear
     + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
     + r")(?![\w/])",
     re.IGNORECASE,
@@ -150,10 +150,12 @@ def ordinal_to_words(n: int) -> str:
 
 
 def _decimal_to_words(sign: str, whole: str, frac: str | None) -> str:
-    value = int(whole.replace(",", ""))
-    words = number_to_words(value)
+    digits = whole.replace(",", "")
+    if len(digits) > 15:  # an identifier or a run of digits, not a quantity: read it digit by digit
+        return ("minus " if sign else "") + " ".join(_ONES[int(d)] for d in digits[:40])
+    words = number_to_words(int(digits))
     if frac:
-        words += " point " + " ".join(_ONES[int(d)] for d in frac)
+        words += " point " + " ".join(_ONES[int(d)] for d in frac[:40])
     return ("minus " if sign else "") + words
 
 
@@ -169,38 +171,41 @@ def _money_words(match: re.Match[str]) -> str:
     return f"{match.group(2)} {currency}"
 
 
-def _closing(text: str, start: int) -> int | None:
-    """Index after the bracket that closes the one at ``start`` (JSON strings respected), or None."""
-    depth = 0
+def _bracket_pairs(text: str) -> dict[int, int]:
+    """Index of each ``{``/``[`` -> index after the bracket that closes it (JSON strings
+    respected); brackets that never close are absent. One pass: linear in the text, so a
+    run of thousands of unclosed brackets costs microseconds, not seconds."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
     in_string = False
-    i = start
-    while i < len(text):
+    i = 0
+    n = len(text)
+    while i < n:
         ch = text[i]
         if in_string:
             if ch == "\\":
                 i += 1
             elif ch == '"':
                 in_string = False
-        elif ch == '"':
-            in_string = True
+        elif ch == '"' and stack:
+            in_string = True  # strings only count inside a structure
         elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+            stack.append(i)
+        elif ch in "}]" and stack:
+            pairs[stack.pop()] = i + 1
         i += 1
-    return None
+    return pairs
 
 
 def _drop_structured(text: str) -> str:
     """Remove JSON objects/arrays and stray braces/brackets (see the module docstring)."""
+    pairs = _bracket_pairs(text)
     out: list[str] = []
     i = 0
     while i < len(text):
         ch = text[i]
         if ch in "{[":
-            end = _closing(text, i)
+            end = pairs.get(i)
             if end is None:
                 if ch == "{":
                     break  # an object that does not close here: the rest is its body
@@ -231,6 +236,7 @@ def clean_for_speech(text: str) -> str:
     t = _LINK.sub(r"\1", t)
     t = _JSON_MEMBER.sub(" ", t)
     t = _drop_structured(t)
+    t = re.sub(r"[^\S\n]+", " ", t)  # runs of blanks first: later patterns stay linear on them
     t = _URL.sub(" a link ", t)
     t = _EMAIL.sub(" an email address ", t)
     t = _TABLE_RULE.sub(" ", t)
@@ -248,7 +254,8 @@ def clean_for_speech(text: str) -> str:
     t = t.replace("*", " ").replace("_", " ")
     t = re.sub(r"(?<=\w)/(?=\w)", " or ", t)
     t = _UNSPEAKABLE.sub(" ", t)
-    t = re.sub(r"\s+([.,;:!?])", r"\1", t)
+    t = re.sub(r"\s+", " ", t)
+    t = re.sub(r" ([.,;:!?])", r"\1", t)
     t = re.sub(r"([.,;:!?])\1+", r"\1", t)
     t = re.sub(r"\s+", " ", t).strip()
     if not re.search(r"\w", t):

@@ -190,3 +190,17 @@ def test_the_config_default_stop_phrases_are_the_matcher_defaults():
     from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES
 
     assert tuple(SafetyConfig().stop_phrases) == DEFAULT_STOP_PHRASES
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 20000, "{" * 20000, "![" * 10000, " " * 20000 + ".", "1" * 20000, "1." * 10000, "a@b." * 5000, "<" * 20000],
+)
+def test_cleaning_a_huge_pathological_input_takes_milliseconds_not_minutes(text):
+    """A 20,000-character line typed or emitted once made the cleaner run for 30-70 s (quadratic
+    patterns) while the stdin reader - and so a typed "stop" behind it - waited."""
+    import time
+
+    started = time.perf_counter()
+    clean_for_speech(text)
+    assert time.perf_counter() - started < 1.0
