@@ -310,7 +310,15 @@ class SchemaFirstDecoder:
         decision.details.update(details)
         if decision.call is None:
             return decision
-        return self._check_llm_call(resolver, decision, proposal)
+        checked = self._check_llm_call(resolver, decision, proposal)
+        if checked.call is not None and intent is not None and intent.confirm:
+            call = checked.call
+            question = resolver.confirm_question(intent.confirm, call.name, dict(call.arguments))
+            return Decision(
+                None, decided_by=checked.decided_by, raw=checked.raw, details=checked.details,
+                clarify=question, proposed=call,
+            )  # fmt: skip
+        return checked
 
     @staticmethod
     def _check_llm_call(resolver: SchemaResolver, decision: Decision, proposal: Any) -> Decision:

@@ -46,6 +46,7 @@ side of answering in words, which is the safe side for a robot.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -107,6 +108,34 @@ POLITE_CONDITIONS = frozenset("can could would will please dont".split())
 """"if you could/can/would/please/don't mind": politeness, not a condition."""
 ABOUT_ENDINGS = frozenset("do does for work works mean means".split())
 """"what does X do", "what is X for", "how does X work": about a thing, not a reading of it."""
+DEFERRAL_WORDS = frozenset("later tomorrow tonight someday sometime eventually afterwards afterward".split())
+"""Future time: the robot has no scheduler, so a command for later is asked about, never run now."""
+DEFERRAL_PHRASES = (
+    ("at", "some", "point"), ("one", "day"), ("in", "a", "bit"), ("in", "a", "while"), ("next", "time"),
+    ("next", "week"), ("this", "evening"), ("this", "afternoon"), ("this", "weekend"), ("at", "noon"),
+    ("at", "midnight"), ("after", "dinner"), ("after", "lunch"), ("after", "breakfast"), ("before", "bed"),
+)  # fmt: skip
+TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks moment".split())
+HYPOTHETICAL_OPENINGS = (
+    ("in", "theory"), ("theoretically",), ("pretend",), ("lets", "say"), ("let", "us", "say"), ("say", "you"),
+    ("in", "the", "movie"), ("in", "a", "story"), ("in", "the", "story"), ("in", "the", "game"),
+)  # fmt: skip
+"""Openings that put what follows in a story, a game or a supposition."""
+HEDGES = frozenset("maybe perhaps possibly probably".split())
+"""With a modal ("maybe you could ..."): a suggestion, asked about before acting."""
+REPORTING_VERBS = frozenset("says said say tells told asks asked reads read writes wrote goes went".split())
+"""A clause ending with one ("the manual says:") quotes what follows."""
+FREQUENCY_ADVERBS = frozenset(
+    "usually always often sometimes rarely seldom normally generally typically frequently occasionally".split()
+)
+"""After a noun they mark a habit of that noun ("people usually go ..."): a statement."""
+COPULAS = frozenset("is are was were isnt arent wasnt werent".split())
+SUBORDINATORS = frozenset("that which who whom where when until till while if because so as it there what".split())
+BARE_NEGATION_FILLER = frozenset(
+    "under any circumstances ever never please now yet no not dont do again at all whatever happens".split()
+)
+"""Words of a negation that stands alone ("do not, under any circumstances, ..."): it negates
+the clause that follows."""
 CLAUSE_CONJUNCTIONS = frozenset("but then instead because cause since although though whereas otherwise".split())
 NEW_CLAUSE_AFTER_AND = NEGATORS | SUBJECT_PRONOUNS | frozenset("please then".split())
 
@@ -147,6 +176,10 @@ class Intent:
     elliptical: bool = False
     """For a command: every command clause lacks a verb ("the red block"): with no tool word
     either, nothing asks for an action."""
+    confirm: str = ""
+    """For a command: why the robot must ask before acting ("" = it may act): ``"later"`` (a
+    time in the future), ``"duration"`` ("in five minutes": asked unless a tool's time
+    argument takes it), ``"hedged"`` ("maybe you could ...")."""
 
     @property
     def acts(self) -> bool:
@@ -177,10 +210,40 @@ def _has_seq(ws: list[str], seq: tuple[str, ...]) -> bool:
 
 
 def _strip_opening(ws: list[str]) -> list[str]:
+    """Skip what opens a clause without being its subject or verb: fillers, "please", a
+    vocative ("robot,"), a hedge ("maybe"), a time ("later", "at six", "in ten minutes",
+    "after lunch"; :func:`deferral` still sees it)."""
     i = 0
-    while i < len(ws) and (ws[i] in DISCOURSE or ws[i] in CLAUSE_CONJUNCTIONS or ws[i] in ("and", "please")):
-        i += 1
+    while i < len(ws):
+        w = ws[i]
+        if w in DISCOURSE or w in CLAUSE_CONJUNCTIONS or w in ("and", "please", "robot") or w in DEFERRAL_WORDS:
+            i += 1
+        elif w in HEDGES:
+            i += 1
+        elif (n := _time_phrase_length(ws, i)) > 0:
+            i += n
+        else:
+            break
     return ws[i:]
+
+
+def _time_phrase_length(ws: list[str], i: int) -> int:
+    """Words of a time phrase starting at ``i`` ("at six", "in ten minutes", "after lunch"), or 0."""
+    for p in DEFERRAL_PHRASES:
+        if tuple(ws[i : i + len(p)]) == p:
+            return len(p)
+    rest = ws[i + 1 : i + 4]
+    if not rest:
+        return 0
+    if ws[i] == "at" and (rest[0].isdigit() or rest[0] in _NUMBER_WORDS):
+        return 2 + int(len(rest) > 1 and rest[1] in ("oclock", "am", "pm"))
+    if ws[i] == "in" and (rest[0] in ("a", "an") or rest[0].isdigit() or rest[0] in _NUMBER_WORDS):
+        for k, w in enumerate(rest[1:3], start=2):
+            if w in TIME_UNITS:
+                return k + 1
+    if ws[i] in ("after", "before") and rest[0] not in SUBJECT_PRONOUNS and "NOUN" in _lemmas(rest[0]):
+        return 2  # "after lunch", "before bedtime"
+    return 0
 
 
 def is_conditional(ws: list[str]) -> bool:
@@ -216,7 +279,9 @@ def _negated(ws: list[str]) -> bool:
 
 
 def _is_past_form(w: str) -> bool:
-    return w in IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed"))
+    if w in IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed")):
+        return True
+    return w.endswith("ed") and any(lemma != w for lemma in _lemmas(w).get("VERB", ()))  # "used", "owed"
 
 
 def _past_time(ws: list[str]) -> bool:
@@ -244,6 +309,112 @@ def _subject_length(ws: list[str]) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=8192)
+def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """Part-of-speech readings of ``word`` from lemminflect's lexicon (offline, in its wheel)."""
+    try:
+        from lemminflect import getAllLemmas
+    except ModuleNotFoundError:  # pragma: no cover - a core dependency; fall back to closed classes only
+        return {}
+    return dict(getAllLemmas(word))
+
+
+def can_be_base_verb(word: str) -> bool:
+    """``turn``, ``set``, ``people``: the word has a verb reading in its base (imperative) form."""
+    return word in _lemmas(word).get("VERB", ())
+
+
+def can_be_verb(word: str) -> bool:
+    return "VERB" in _lemmas(word) or word in FINITE_MARKERS or _is_past_form(word)
+
+
+def _inflected_verb_only(word: str) -> bool:
+    """``turned``, ``picking``, ``says``: only ever an inflected verb - a finite verb or a participle."""
+    lem = _lemmas(word)
+    verbs = lem.get("VERB", ())
+    return bool(verbs) and word not in verbs and not any(k in lem for k in ("NOUN", "ADJ", "ADV"))
+
+
+def _is_gerund(word: str) -> bool:
+    return word.endswith("ing") and "VERB" in _lemmas(word) and word not in _lemmas(word).get("VERB", ())
+
+
+def _has_finite_verb(ws: list[str]) -> bool:
+    """A verb that makes these words a sentence with a subject ("the kids *set* a timer",
+    "lights in the office *are* off"), as opposed to a verbless command ("kitchen lights on")."""
+    for i, w in enumerate(ws):
+        if w in FINITE_MARKERS or _inflected_verb_only(w) or _is_past_form(w):
+            return True
+        nxt = ws[i + 1] if i + 1 < len(ws) else ""
+        if i > 0 and can_be_verb(w) and (nxt in DETERMINERS or nxt in FREQUENCY_ADVERBS):
+            return True
+    return False
+
+
+def _subject_clause(ws: list[str]) -> bool:
+    """A verb-first clause that is itself the subject of a sentence ("go to the kitchen *is*
+    what my dad says", "set a timer is a phrase"): a copula with no subordinator before it."""
+    for w in ws[2:]:
+        if w in SUBORDINATORS:
+            return False
+        if w in COPULAS:
+            return True
+    return False
+
+
+def _noun_subject(ws: list[str]) -> bool:
+    """ "people usually go ...": a noun, a frequency adverb, a verb; "video mode uses a lot":
+    two nouns, then a verb with its object."""
+    if len(ws) > 2 and "NOUN" in _lemmas(ws[0]) and ws[1] in FREQUENCY_ADVERBS:
+        return True
+    return (
+        len(ws) > 3
+        and "NOUN" in _lemmas(ws[0])
+        and "NOUN" in _lemmas(ws[1])
+        and not can_be_base_verb(ws[1])
+        and can_be_verb(ws[2])
+        and (ws[3] in DETERMINERS or ws[3] in FREQUENCY_ADVERBS or ws[3].isdigit())
+    )
+
+
+def _starts(ws: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
+    return any(tuple(ws[: len(p)]) == p for p in phrases)
+
+
+def deferral(ws: list[str]) -> str:
+    """A time in the future: ``"later"`` ("later", "tomorrow", "at noon", "after dinner"),
+    ``"duration"`` ("in five minutes": a delay - or the duration a timer tool takes as its
+    argument, which the resolver tells apart), or ``""``."""
+    if any(w in DEFERRAL_WORDS for w in ws) or any(_has_seq(ws, p) for p in DEFERRAL_PHRASES):
+        return "later"
+    if any(w in ("after", "before") and _time_phrase_length(ws, i) for i, w in enumerate(ws)):
+        return "later"
+    found = ""
+    for i, w in enumerate(ws[:-1]):
+        if w == "at" and (ws[i + 1].isdigit() or ws[i + 1] in _NUMBER_WORDS):
+            return "later"  # "at five", "at 6"
+        if (
+            i + 2 < len(ws)
+            and w == "in"
+            and (ws[i + 1] in ("a", "an") or ws[i + 1].isdigit() or ws[i + 1] in _NUMBER_WORDS)
+        ):
+            if ws[i + 2] in TIME_UNITS or (i + 3 < len(ws) and ws[i + 3] in TIME_UNITS):
+                found = "duration"  # "in an hour", "in five minutes"
+    return found
+
+
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty".split()
+)
+
+
+def _bare_negation(text: str) -> bool:
+    """A negation with no action of its own ("don't,", "never,", "do not, under any
+    circumstances,"): it applies to the clause that follows."""
+    ws = words(text)
+    return bool(ws) and all(w in NEGATORS or w in BARE_NEGATION_FILLER or w in DISCOURSE for w in ws)
+
+
 def classify_clause(text: str) -> Clause:
     """The kind of one clause (rules 2-5; conditions are judged on the whole utterance)."""
     raw = words(text)
@@ -260,7 +431,11 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "negated", "retracts what was said")
     if _negated(ws):
         return Clause(text, "negated", "negated")
-    polite = ws[0] in REQUEST_MODALS and len(ws) > 1 and ws[1] in ("you", "u")
+    if _starts(ws, HYPOTHETICAL_OPENINGS):
+        return Clause(text, "hypothetical", "a story, a game or a supposition")
+    polite = (ws[0] in REQUEST_MODALS and len(ws) > 1 and ws[1] in ("you", "u")) or (
+        ws[:2] == ["if", "you"] and len(ws) > 2 and ws[2] in POLITE_CONDITIONS
+    )
     if ws[0] in WH_WORDS:
         if ws[-1] in ABOUT_ENDINGS or _has_seq(ws[-2:], ("used", "for")):
             return Clause(text, "question", "asks what something is or does", may_query=False)
@@ -296,8 +471,20 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "report", "a past-tense report without a subject")
     if _past_time(ws):
         return Clause(text, "report", "a past time")
-    verbless = ws[0] in DETERMINERS
-    return Clause(text, "command", "an elliptical command" if verbless else "a verb-first command", verbless)
+    if ws[0] == "to":
+        return Clause(text, "statement", "an infinitive clause (a purpose or a topic), not an order")
+    if _is_gerund(ws[0]):
+        return Clause(text, "statement", "a gerund subject: about an action, not an order")
+    if can_be_base_verb(ws[0]) and not _noun_subject(ws):
+        if _subject_clause(ws):
+            return Clause(text, "statement", "a verb phrase used as a subject ('go home is what ...')")
+        return Clause(text, "command", "a verb-first command")
+    # No verb first: a sentence about its first words (a subject and its verb), or no verb at all.
+    if _has_finite_verb(ws[1:]) or _noun_subject(ws):
+        if _past(ws, 1) or any(_is_past_form(w) for w in ws):
+            return Clause(text, "report", "a report about someone or something")
+        return Clause(text, "statement", "a statement about someone or something")
+    return Clause(text, "command", "an elliptical command (no verb)", True)
 
 
 _PRIORITY: tuple[Kind, ...] = ("hypothetical", "negated", "question", "report", "statement")
@@ -310,7 +497,10 @@ def analyze(text: str) -> Intent:
         return Intent("statement", text, "nothing said")
     if is_conditional(all_words):
         return Intent("hypothetical", text, "a condition or supposition")
-    clauses = tuple(classify_clause(c) for c in split_clauses(text))
+    clauses = _carry(tuple(classify_clause(c) for c in split_clauses(text)))
+    for c in clauses:
+        if c.kind == "hypothetical":  # "in theory, you could ...": the whole utterance is supposed
+            return Intent("hypothetical", c.text, c.reason, clauses)
     commands = [c for c in clauses if c.kind == "command"]
     if commands:
         last_command = max(i for i, c in enumerate(clauses) if c.kind == "command")
@@ -319,11 +509,37 @@ def analyze(text: str) -> Intent:
                 return Intent("negated", c.text, "a later clause takes the request back", clauses)
         elliptical = all(c.elliptical for c in commands)
         if not elliptical or len(commands) == len(clauses):
+            confirm = deferral(all_words) or ("hedged" if any(w in HEDGES for w in all_words) else "")
             return Intent(
-                "command", " ".join(c.text for c in commands), commands[0].reason, clauses, elliptical=elliptical
+                "command",
+                " ".join(c.text for c in commands),
+                commands[0].reason,
+                clauses,
+                elliptical=elliptical,
+                confirm=confirm,
             )
     first = min(clauses, key=lambda c: _PRIORITY.index(c.kind) if c.kind in _PRIORITY else len(_PRIORITY))
     return Intent(first.kind, first.text, first.reason, clauses, may_query=first.may_query)
+
+
+def _carry(clauses: tuple[Clause, ...]) -> tuple[Clause, ...]:
+    """What one clause does to the next: a bare negation ("don't, please, go ...") negates the
+    clauses after it (unless one says "instead"); a clause ending with a reporting verb ("the
+    manual says:") makes what follows a quotation."""
+    out: list[Clause] = []
+    negate = quote = False
+    for c in clauses:
+        if c.kind == "command" and quote:
+            c = Clause(c.text, "report", "quoted after a reporting verb", c.elliptical, c.may_query)
+        elif c.kind == "command" and negate and "instead" not in words(c.text):
+            c = Clause(c.text, "negated", "negated by the clause before it", c.elliptical, c.may_query)
+        ws = words(c.text)
+        if c.kind == "negated" and _bare_negation(c.text):
+            negate = True
+        if ws and ws[-1] in REPORTING_VERBS:
+            quote = True
+        out.append(c)
+    return tuple(out)
 
 
 _RETRACT_CONTENT = frozenset("do it that this wait actually mind please".split())

@@ -127,6 +127,14 @@ def _integer_words(tokens: list[str], i: int) -> tuple[float, int] | None:
     return float(total + current), j
 
 
+def _decimal_point_at(tokens: list[str], k: int) -> bool:
+    """``tokens[k]`` is "point" followed by a digit ("point *five*", "point *5*")."""
+    if k + 1 >= len(tokens) or tokens[k] != "point":
+        return False
+    nxt = tokens[k + 1]
+    return (nxt in UNITS and UNITS[nxt] < 10) or nxt == ZERO_DIGIT or bool(re.fullmatch(r"\d", nxt))
+
+
 def find_numbers(tokens: list[str]) -> list[NumberSpan]:
     """All numbers in ``tokens`` (lower-case words; digits like ``2.5`` as one token)."""
     spans: list[NumberSpan] = []
@@ -138,10 +146,14 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         end = i
         if _DIGITS_RE.match(t):
             value, end = float(t), i + 1
+        elif _decimal_point_at(tokens, i if t == "point" else i + 1) and t in ("oh", "zero", "o", "point"):
+            value, end = 0.0, (i if t == "point" else i + 1)  # "point five", "oh point five" -> 0.5
         elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in SCALES:
             parsed = _integer_words([*tokens[:i], "one", *tokens[i + 1 :]], i)  # "a hundred and five"
             assert parsed is not None
             value, end = parsed
+        elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in SPOKEN_UNIT_WORDS:
+            value, end = 1.0, i + 1  # "an hour", "a meter": one of the unit
         elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in FRACTIONS:
             value, end = FRACTIONS[tokens[i + 1]], i + 2  # "a half", "a quarter"
         elif t in FRACTIONS:

@@ -331,7 +331,20 @@ class SchemaResolver:
             return Proposal(None, True, reason="names only argument values, asks for nothing", intent=intent)
         if intent.kind == "question" and proposal.call is None and proposal.sure:
             proposal.reason = f"a question ({intent.reason}) for no query tool: answered in words"
+        if intent.confirm and proposal.call is not None and proposal.clarify is None:
+            name, args = proposal.call
+            entry = self._entry(name)
+            takes_time = any(entry.units.get(p, ("",))[0] == "time" for p in args)
+            if not (intent.confirm == "duration" and takes_time):  # "a timer in five minutes" is its argument
+                proposal.clarify = self.confirm_question(intent.confirm, name, args)
         return proposal
+
+    def confirm_question(self, why: str, name: str, arguments: dict[str, Any]) -> str:
+        """Ask before acting on a likely but unsure request (see ``Intent.confirm``)."""
+        what = self.describe(name, arguments)
+        if why in ("later", "duration"):
+            return f"I can only do things now, not later. Should I {what} now?"
+        return f"Should I {what}?"
 
     def _propose(self, text: str, *, query_only: bool = False) -> Proposal:
         tokens = tokenize(text)
@@ -471,12 +484,21 @@ class SchemaResolver:
             # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
             value = convert(span.value, said, wanted)
             rule = index.signs.get(pname)
-            if rule is not None and not span.signed:  # an explicit "minus" always wins
+            if rule is not None and span.signed and rule.sign(stems) != 0:
+                # "drive backward minus two meters": a direction word and a sign - which one?
+                problems[pname] = "a sign and a direction word together"
+                continue
+            if rule is not None and not span.signed:  # an explicit "minus" alone decides the sign
                 direction = rule.sign(stems)
                 if direction == 2:
                     problems[pname] = "words of both directions"
                     continue
                 value = -abs(value) if direction == -1 else abs(value) if direction == 1 else value
+            elif rule is None and span.signed and props[pname].get("minimum") is None:
+                # A negative value for a parameter whose docstring gives negatives no meaning
+                # ("a timer for minus five minutes", "turn left minus ninety degrees").
+                problems[pname] = "a negative value this parameter does not define"
+                continue
             bound = _out_of_bounds(props[pname], value)
             if bound:
                 problems[pname] = bound

@@ -87,7 +87,51 @@ INTENT_RULES = [
     ("unless I say so, stay here", "hypothetical", None),
     ("in case it rains, close the window", "hypothetical", None),
     ("what if you opened the gripper", "hypothetical", None),
+    # -- a bare negation negates the clause after it; a reporting verb quotes it
+    ("do not, under any circumstances, open the window", "negated", None),
+    ("never, ever drive into the pool", "negated", None),
+    ("Don't. Open. The. Door.", "negated", None),
+    ("not yet, close the blinds first", "negated", None),
+    ("the poster says: jump three times", "report", None),
+    ("the recipe says stir for two minutes", "statement", None),
+    # -- stories, games, suppositions
+    ("in theory you could open the fridge", "hypothetical", None),
+    ("pretend you are flying to the moon", "hypothetical", None),
+    ("let's say you closed the door", "hypothetical", None),
+    ("in the movie the dog opened the gate", "hypothetical", None),
+    # -- subjects that are not the robot: nouns, gerunds, infinitives, verb phrases
+    ("the kids set the alarm for seven", "statement", None),
+    ("my aunt usually waters the roses", "statement", None),
+    ("farmers often plant corn in spring", "statement", None),
+    ("grandpa closed the garage door", "report", None),
+    ("my cousin used to fly drones", "report", None),
+    ("garage lights are still on", "statement", None),
+    ("closing the door is hard for a robot", "statement", None),
+    ("to open a jar you need strong hands", "statement", None),
+    ("open the door is what she always says", "statement", None),
+    ("vacuum mode uses a lot of power", "statement", None),
+    # -- verbless and polite forms still act
+    ("garage lights off", "command", "garage lights off"),
+    ("robot, close the door", "command", None),
+    ("if you would close the door", "command", None),
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "confirm"),
+    [
+        ("open the garage door later", "later"),
+        ("tomorrow water the roses", "later"),
+        ("after lunch vacuum the hall", "later"),
+        ("at six close the blinds", "later"),
+        ("in ten minutes close the blinds", "duration"),
+        ("maybe you could close the blinds", "hedged"),
+        ("close the blinds", ""),
+    ],
+)
+def test_a_command_for_later_or_a_hedged_one_is_asked_about_before_acting(text, confirm):
+    intent = analyze(text)
+    assert intent.kind == "command" and intent.confirm == confirm, intent
 
 
 @pytest.mark.parametrize(("text", "kind", "clause"), INTENT_RULES)

@@ -291,7 +291,7 @@ MOTION = SchemaResolver([lift, drive, go])
         ("bring the platform down 5 cm", ("lift", {"height_cm": -5})),
         ("raise the platform by 2 inches", ("lift", {"height_cm": 5.08})),
         ("drive back two meters", ("drive", {"distance_m": -2})),
-        ("drive forward minus two meters", ("drive", {"distance_m": -2})),  # an explicit minus wins
+        ("drive minus two meters", ("drive", {"distance_m": -2})),  # an explicit minus alone
         ("drive ahead one eighty centimeters", ("drive", {"distance_m": 1.8})),
         ("go to the dock", ("go", {"place": "charging dock"})),  # a word only one value has
         ("go to the living room", ("go", {"place": "living room"})),
@@ -314,6 +314,8 @@ def test_arguments_mean_what_the_schema_says(text, call):
         ("go to my room", "Which place: kitchen, living room, bedroom, bathroom or charging dock?"),
         ("lift the platform", "How far should I lift, in centimeters?"),
         ("move the platform up and down 5 cm", "How far should I lift, in centimeters?"),
+        ("drive forward minus two meters", "How far should I drive, in meters?"),  # a sign and a direction
+        ("drive backward minus two meters", "How far should I drive, in meters?"),
     ],
 )
 def test_an_unusable_or_missing_value_is_asked_for_never_guessed(text, question):
