@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from edgevox.agents.grammar import arguments_grammar, choice_grammar, tool_call_grammar
-from edgevox.agents.intent import answer_polarity
+from edgevox.agents.intent import analyze, answer_polarity
 from edgevox.agents.parsing import parse_reply, parse_tool_calls
 from edgevox.agents.resolver import SchemaResolver, tokenize
 from edgevox.agents.tools import Tool, ToolCall
@@ -157,6 +157,13 @@ class Clarifications:
             return ClarifyAnswer("execute", ToolCall(p.call.name, dict(p.call.arguments)))
         t = next((t for t in tools if t.name == p.call.name), None)
         if t is None or not p.missing:
+            return ClarifyAnswer("none")
+        # A new request ("climb thirty meters" after "What percent should I set the speed?") or
+        # a remark is a new turn, not the value asked for.
+        if analyze(text).kind not in ("command", "question"):
+            return ClarifyAnswer("none")
+        new = SchemaResolver(tools).propose(text)
+        if new.call is not None and new.call[0] != p.call.name:
             return ClarifyAnswer("none")
         # "two meters", "the bedroom": the value the question asked for completes the call.
         ex = SchemaResolver([t]).extract(t, text)

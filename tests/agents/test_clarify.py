@@ -174,3 +174,19 @@ def test_the_store_keeps_a_bounded_number_of_sessions():
         store.ask(f"s{i}", _question())
     assert [store.pending(f"s{i}") is not None for i in range(10)] == [False] * 7 + [True] * 3
     assert store.answer("s9", "sure", [turn]).call.arguments == {"direction": "left"}
+
+
+def test_a_new_request_for_another_tool_is_not_taken_as_the_answer_to_a_pending_question(home):
+    agent, robot = home
+    asked = agent.run("set a timer")  # "How many minutes ...?" is pending
+    assert asked.first_call is None
+    new = agent.run("move forward three meters")  # a new request: the number is not the timer's
+    assert new.first_call.name == "move" and new.first_call.arguments == {"distance_m": 3}
+    assert not robot.timers
+
+
+def test_a_remark_after_a_question_is_not_its_answer(home):
+    agent, robot = home
+    agent.run("set a timer")
+    assert agent.run("my friend set a timer for five minutes").first_call is None
+    assert not robot.timers
