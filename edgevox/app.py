@@ -36,7 +36,7 @@ import numpy as np
 
 from edgevox.config import build as wiring
 from edgevox.config.schema import AppConfig
-from edgevox.errors import AudioDeviceError, EdgeVoxError, EngineError, LifecycleError
+from edgevox.errors import AgentError, AudioDeviceError, EdgeVoxError, EngineError, LifecycleError
 from edgevox.runtime.events import InterruptEvent, StopEvent
 from edgevox.runtime.runtime import Runtime
 
@@ -411,10 +411,18 @@ class VoiceAgent:
         if not hasattr(run, "text_deltas"):
             yield from run
             return
+        spoke = False
         try:
-            yield from run.text_deltas()
+            for delta in run.text_deltas():
+                spoke = spoke or bool(delta.strip())
+                yield delta
+            result = run.result()
         finally:
             run.close()
+        if not spoke and not result.ok and not result.cancelled and result.error:
+            # A turn that failed without a word (a refused over-long request, an engine error)
+            # ends as an error naming why, so the console and TurnDone say it, not "(no reply)".
+            raise AgentError(result.error)
 
 
 class _Steps:

@@ -430,7 +430,13 @@ class _EndRun(Exception):  # noqa: N818 - control flow, not an error
 
 
 _MACHINE_START = "{[<`"
-_MACHINE_TEXT = re.compile(r'^[\[{<`]|"(?:name|arguments|tool|function)"\s*:|</?tool_call>|<\|', re.IGNORECASE)
+_MACHINE_TEXT = re.compile(
+    r'^[\[{<`]|"(?:name|arguments|tool|function)"\s*:|</?tool_call>|<\|'
+    r"|\b\w+\(\s*\w+\s*=|\bfunctions\.\w+\(|<function=|\[TOOL_CALLS\]|^\s*name:\s*\w+\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A tool call in any of the formats small models emit (JSON, ``move(distance_m=2)``,
+``functions.move({...})``, ``<function=move>``, ``[TOOL_CALLS]``, a YAML ``name:`` line) or markup."""
 
 
 def _looks_like_machine_text(text: str) -> bool:

@@ -167,7 +167,10 @@ class Tool:
         try:
             if self.is_async:
                 return _run_coroutine(self.func(**kwargs), getattr(ctx, "cancel_token", None))
-            return self.func(**kwargs)
+            value = self.func(**kwargs)
+            if inspect.isawaitable(value):  # a plain function that returned a coroutine: await it
+                return _run_coroutine(value, getattr(ctx, "cancel_token", None))
+            return value
         except (Cancelled, ToolExecutionError):
             raise
         except Exception as exc:  # noqa: BLE001 - any failure inside a tool is a tool failure

@@ -159,7 +159,10 @@ class StatusView:
         line = Text()
         if turn.transcript:
             line.append("you: ", style="bold cyan")
-            line.append(turn.transcript + "\n")
+            shown = turn.transcript
+            if len(shown) > 300:  # a pasted wall of text: show its start and its size
+                shown = f"{shown[:200]}... ({len(turn.transcript)} characters)"
+            line.append(shown + "\n")
         line.append(f"{self.name}: ", style="bold green")
         line.append(reply.strip() or "(no reply)")
         if latency is not None:

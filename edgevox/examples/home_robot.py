@@ -102,7 +102,7 @@ def home_robot_tools(robot: SimulatedRobot) -> list[Any]:
         """Move or drive straight forward (ahead) or backward by a distance.
 
         Args:
-            distance_m: Distance in meters. Negative for backwards (back, backward, reverse).
+            distance_m: Distance in meters, between -10 and 10. Negative for backwards (back, backward, reverse).
         """
         robot.drive(distance_m)
         way = "forward" if distance_m >= 0 else "backward"
@@ -119,7 +119,7 @@ def home_robot_tools(robot: SimulatedRobot) -> list[Any]:
 
         Args:
             direction: Which way to turn.
-            degrees: How many degrees to turn.
+            degrees: How many degrees to turn, between 0 and 360.
         """
         robot.rotate(degrees if direction == "left" else -degrees)
         return f"Turned {direction} {degrees:g} degrees."
@@ -191,7 +191,7 @@ def home_robot_tools(robot: SimulatedRobot) -> list[Any]:
         """Set a countdown timer (alarm, reminder).
 
         Args:
-            minutes: Duration in minutes.
+            minutes: Duration in minutes, between 0 and 1440.
         """
         with robot._lock:
             robot.timers.append(Timer(minutes, time.monotonic()))

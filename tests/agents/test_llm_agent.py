@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from edgevox.agents.decoders import TwoStageDecoder
 from edgevox.agents.events import AgentReply, ReplyDelta, ToolCallFinished, ToolCallStarted
 from edgevox.agents.llm_agent import LLMAgent
@@ -261,3 +263,20 @@ def test_non_utf8_input_is_cleaned_before_the_model_or_the_history_see_it():
     assert result.ok
     assert agent.memory.history("default")[0]["content"] == "caf\ufffd \ufffd"
     assert agent.run("next").ok
+
+
+@pytest.mark.parametrize(
+    "emitted",
+    [
+        "move(distance_m=2)",
+        'functions.move({"distance_m": 2})',
+        '<function=move>{"distance_m": 2}</function>',
+        '[TOOL_CALLS] [{"name": "move", "arguments": {"distance_m": 2}}]',
+        "name: move\narguments:\n  distance_m: 2",
+    ],
+)
+def test_a_reply_after_a_tool_call_in_any_call_format_is_replaced_by_the_tool_result(emitted):
+    from edgevox.agents.llm_agent import _looks_like_machine_text
+
+    assert _looks_like_machine_text(emitted)
+    assert not _looks_like_machine_text("I moved two meters forward.")

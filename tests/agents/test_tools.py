@@ -271,3 +271,29 @@ def test_the_grammar_builder_accepts_bounded_schemas():
         return "ok"
 
     assert "root" in arguments_grammar(drive) and "root" in tool_call_grammar([drive])
+
+
+def test_a_plain_function_that_returns_a_coroutine_is_awaited_not_reported_as_a_success():
+    async def fetch() -> str:
+        return "fetched"
+
+    @tool
+    def start_fetch() -> str:
+        """Start a fetch."""
+        return fetch()  # type: ignore[return-value]
+
+    result = start_fetch.invoke({})
+    assert result.ok and result.value == "fetched"
+
+
+def test_home_robot_tools_bound_their_motions():
+    from edgevox.examples.home_robot import SimulatedRobot, home_robot_tools
+
+    tools = {getattr(t, "tool", t).name: getattr(t, "tool", t) for t in home_robot_tools(SimulatedRobot())}
+    for name, args in (
+        ("move", {"distance_m": 1e300}),
+        ("set_timer", {"minutes": -5}),
+        ("turn", {"direction": "left", "degrees": 10000}),
+    ):
+        result = tools[name].invoke(args)
+        assert not result.ok and result.error_kind == "arguments", (name, result)
