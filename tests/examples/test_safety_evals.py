@@ -21,6 +21,7 @@ from edgevox.testing import ScriptedLLM
 
 HERE = Path(__file__).parent
 MUST_NOT_ACT = HERE / "must_not_act.jsonl"
+REVIEW_MUST_NOT_ACT = HERE / "review_must_not_act.jsonl"
 HOME_SAFETY = HERE / "home_robot_safety.jsonl"
 ARM = HERE / "tabletop_arm.jsonl"
 SHARED_MUST_NOT_ACT = HERE.resolve().parents[2].parent / "shared" / "evals" / "home_robot_must_not_act.dev.jsonl"
@@ -81,7 +82,7 @@ def test_scripted_llm_no_false_actions_and_accuracy(build, path, floor):
 
 @pytest.mark.models
 def test_embedded_model_never_acts_on_must_not_act_phrasings(real_llm):
-    outcomes = _run(_home, real_llm, MUST_NOT_ACT)
+    outcomes = _run(_home, real_llm, MUST_NOT_ACT) + _run(_home, real_llm, REVIEW_MUST_NOT_ACT)
     if SHARED_MUST_NOT_ACT.is_file():
         outcomes += _run(_home, real_llm, SHARED_MUST_NOT_ACT)
     assert false_actions(outcomes) == 0, _failures(outcomes)
