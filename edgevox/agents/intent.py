@@ -76,6 +76,8 @@ MAIN_VERB_AUXILIARIES = frozenset("do have be".split())
 "have a look") they open a command, not a question ("do you ...", "do the lights work");
 "be" never opens a question."""
 REQUEST_MODALS = frozenset("can could will would".split())
+ABILITY_MARKERS = frozenset("even actually really still ever".split())
+""""can you *even* go upstairs": a question about ability, not a request."""
 """Modal + "you" opens a polite request ("could you turn left")."""
 SUBJECT_PRONOUNS = frozenset(
     """i im ive id ill we were weve wed you youre youve youd he hes she shes it its they theyre theyve
@@ -196,7 +198,11 @@ def split_clauses(text: str) -> list[str]:
         for i, m in enumerate(toks):
             w = m.group().lower().replace("'", "").replace("\u2019", "").strip(".")
             nxt = words(toks[i + 1].group())[0] if i + 1 < len(toks) and words(toks[i + 1].group()) else ""
-            cut = w in CLAUSE_CONJUNCTIONS or (w == "and" and nxt in NEW_CLAUSE_AFTER_AND)
+            cut = (
+                w in CLAUSE_CONJUNCTIONS
+                or (w == "and" and nxt in NEW_CLAUSE_AFTER_AND)
+                or (w == "or" and (nxt in AUXILIARIES or nxt in SUBJECT_PRONOUNS))  # "... or is it too far"
+            )
             if cut and i > 0:
                 out.append(piece[start : m.start()])
                 start = m.start()
@@ -216,7 +222,7 @@ def _strip_opening(ws: list[str]) -> list[str]:
     i = 0
     while i < len(ws):
         w = ws[i]
-        if w in DISCOURSE or w in CLAUSE_CONJUNCTIONS or w in ("and", "please", "robot") or w in DEFERRAL_WORDS:
+        if w in DISCOURSE or w in CLAUSE_CONJUNCTIONS or w in ("and", "or", "please", "robot") or w in DEFERRAL_WORDS:
             i += 1
         elif w in HEDGES:
             i += 1
@@ -448,6 +454,8 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
     if text.rstrip().endswith("?") and not polite:
         return Clause(text, "question", "ends with a question mark")
+    if polite and len(ws) > 2 and ws[2] in ABILITY_MARKERS:
+        return Clause(text, "question", "asks whether the robot is able to ('can you even ...')")
     if polite:
         return Clause(text, "command", "a polite request")
     if "please" in raw or ws[0] in ("lets", "let"):
@@ -501,6 +509,10 @@ def analyze(text: str) -> Intent:
     for c in clauses:
         if c.kind == "hypothetical":  # "in theory, you could ...": the whole utterance is supposed
             return Intent("hypothetical", c.text, c.reason, clauses)
+    if any(c.kind == "question" and words(c.text)[:1] == ["or"] for c in clauses):
+        # "can you go to the bathroom or is the step too high": an alternative question.
+        first = next(c for c in clauses if c.kind == "question")
+        return Intent("question", first.text, "an alternative question ('..., or is it ...?')", clauses)
     commands = [c for c in clauses if c.kind == "command"]
     if commands:
         last_command = max(i for i, c in enumerate(clauses) if c.kind == "command")

@@ -110,6 +110,9 @@ INTENT_RULES = [
     ("to open a jar you need strong hands", "statement", None),
     ("open the door is what she always says", "statement", None),
     ("vacuum mode uses a lot of power", "statement", None),
+    # -- questions about ability, alternative questions
+    ("can you even open the garage door", "question", None),
+    ("could you open the garage or is it locked", "question", None),
     # -- verbless and polite forms still act
     ("garage lights off", "command", "garage lights off"),
     ("robot, close the door", "command", None),
