@@ -51,6 +51,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from edgevox.agents.numbers import TENS, UNIT_WORDS, UNITS
+
 Kind = Literal["command", "negated", "question", "report", "hypothetical", "statement"]
 
 # -- closed-class word tables (apostrophes are removed: "don't" -> "dont") ------------------
@@ -117,7 +119,10 @@ DEFERRAL_PHRASES = (
     ("next", "week"), ("this", "evening"), ("this", "afternoon"), ("this", "weekend"), ("at", "noon"),
     ("at", "midnight"), ("after", "dinner"), ("after", "lunch"), ("after", "breakfast"), ("before", "bed"),
 )  # fmt: skip
-TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks moment".split())
+TIME_UNITS = frozenset(w for w, (dim, _) in UNIT_WORDS.items() if dim == "time") | frozenset(
+    "day days week weeks moment".split()
+)
+"""Units of a delay ("in five *minutes*"): the number module's time units, plus calendar words."""
 HYPOTHETICAL_OPENINGS = (
     ("in", "theory"), ("theoretically",), ("pretend",), ("lets", "say"), ("let", "us", "say"), ("say", "you"),
     ("in", "the", "movie"), ("in", "a", "story"), ("in", "the", "story"), ("in", "the", "game"),
@@ -396,22 +401,16 @@ def deferral(ws: list[str]) -> str:
     if any(w in ("after", "before") and _time_phrase_length(ws, i) for i, w in enumerate(ws)):
         return "later"
     found = ""
-    for i, w in enumerate(ws[:-1]):
-        if w == "at" and (ws[i + 1].isdigit() or ws[i + 1] in _NUMBER_WORDS):
-            return "later"  # "at five", "at 6"
-        if (
-            i + 2 < len(ws)
-            and w == "in"
-            and (ws[i + 1] in ("a", "an") or ws[i + 1].isdigit() or ws[i + 1] in _NUMBER_WORDS)
-        ):
-            if ws[i + 2] in TIME_UNITS or (i + 3 < len(ws) and ws[i + 3] in TIME_UNITS):
-                found = "duration"  # "in an hour", "in five minutes"
+    for i, w in enumerate(ws):
+        if _time_phrase_length(ws, i):
+            if w != "in":
+                return "later"  # "at five", "after dinner"
+            found = "duration"  # "in an hour", "in five minutes"
     return found
 
 
-_NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty".split()
-)
+_NUMBER_WORDS = frozenset(UNITS) | frozenset(TENS)
+"""Spoken integers, from the number module's tables ("at *five*", "in *twenty* minutes")."""
 
 
 def _bare_negation(text: str) -> bool:

@@ -101,11 +101,6 @@ def token_wake_baseline(trials: int = 200) -> list[float]:
     return out
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
 def build_app(scripted: bool) -> tuple[Any, _ClearProbe]:
     from edgevox.app import App, Engines
     from edgevox.config import load_config
@@ -192,6 +187,8 @@ def measure(app: Any, probe: _ClearProbe, trials: int) -> dict[str, Any]:
 
 
 def run_stop_bench(args: argparse.Namespace) -> int:
+    from edgevox.voice.latency import percentile
+
     busy_stop = multiprocessing.Event()
     spinners = [multiprocessing.Process(target=_spin, args=(busy_stop,), daemon=True) for _ in range(args.busy)]
     app, probe = build_app(args.scripted)
@@ -214,14 +211,14 @@ def run_stop_bench(args: argparse.Namespace) -> int:
         "ignored": result["ignored"],
         "baseline_token_wake_ms": {
             "p50": 1000 * statistics.median(baseline),
-            "p95": 1000 * _percentile(baseline, 0.95),
+            "p95": 1000 * percentile(baseline, 95),
         },
     }
     for key in ("skills_s", "audio_s", "total_s"):
         values = result[key] or [float("nan")]
         summary[key.replace("_s", "_ms")] = {
             "p50": 1000 * statistics.median(values),
-            "p95": 1000 * _percentile(values, 0.95),
+            "p95": 1000 * percentile(values, 95),
             "max": 1000 * max(values),
         }
     if args.json:
