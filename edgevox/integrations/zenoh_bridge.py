@@ -336,12 +336,17 @@ class ZenohBridge:
         if session is None:
             return
         try:
-            session.put(self.event_key(event.kind), encode_event(event, self.bridge_id))
-            self.sent += 1
+            payload = encode_event(event, self.bridge_id)
         except SerializationError as exc:
             self.send_errors += 1
             raise BridgeError(f"Zenoh bridge: event {event.kind!r} cannot be serialised: {exc}") from exc
+        # Counted before the put: a peer may receive the event (and a test read this counter)
+        # before the put returns on this thread.
+        self.sent += 1
+        try:
+            session.put(self.event_key(event.kind), payload)
         except Exception as exc:  # noqa: BLE001 - session closed under us while stopping
+            self.sent -= 1
             self.send_errors += 1
             if self._state == "running":
                 raise BridgeError(f"Zenoh bridge: put {self.event_key(event.kind)!r} failed: {exc}") from exc
