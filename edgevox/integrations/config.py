@@ -26,20 +26,33 @@ Importing this module imports neither zenoh nor rclpy nor rospy.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 _TOPIC_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ROS_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
 _KEY_CHUNK = re.compile(r"^[^*$?#\s/]+$")
 
-PosInt = Annotated[StrictInt, Field(ge=1)]
-PosFloat = Annotated[StrictFloat, Field(gt=0)]
+PosInt = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
+PosFloat = Annotated[StrictFloat, Field(gt=0, le=1e6)]
+Seconds = Annotated[StrictFloat, Field(gt=0, le=3600)]
+"""A positive duration in seconds, at most an hour."""
+MiB = 1024 * 1024
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 # --- ROS (shared by ROS 2 and ROS 1) ---------------------------------------------------------
@@ -140,6 +153,17 @@ class _RosCommon(_Model):
         1000, description="Outgoing messages waiting for the ROS thread; beyond this the oldest are dropped (counted)."
     )
     max_concurrent_goals: PosInt = Field(4, description="Skill goals running at once; more are rejected.")
+    max_message_bytes: Annotated[StrictInt, Field(ge=64, le=64 * MiB)] = Field(
+        65_536,
+        description="Incoming messages longer than this (bytes of UTF-8) are refused and counted (`oversized`).",
+    )
+    max_depth: Annotated[StrictInt, Field(ge=2, le=200)] = Field(
+        32, description="Nesting of arrays/objects an incoming JSON message may have; deeper ones are refused."
+    )
+    max_messages_per_s: PosFloat = Field(
+        50.0,
+        description="Incoming messages accepted per topic per second (bursts of the same size); more are dropped and counted (`rate_limited`).",
+    )
 
     @field_validator("node_name")
     @classmethod
@@ -185,7 +209,7 @@ class Ros1BridgeConfig(_RosCommon):
     hostname: StrictStr | None = Field(
         "localhost", description="`ROS_HOSTNAME` advertised to peers; null = the environment's."
     )
-    init_timeout_s: PosFloat = Field(10.0, description="Seconds `start()` waits for the master before failing.")
+    init_timeout_s: Seconds = Field(10.0, description="Seconds `start()` waits for the master before failing.")
     python_path: StrictStr | None = Field(
         "/usr/lib/python3/dist-packages",
         description="Where rospy and its ROS 1 messages live when not importable as is (Debian's python3-rospy); null = never add a path.",
@@ -205,7 +229,8 @@ class ZenohBridgeConfig(_Model):
     )
     mode: Literal["peer", "client"] = Field("peer", description="Zenoh session mode.")
     listen: list[StrictStr] = Field(
-        default_factory=list, description="Endpoints to listen on, e.g. `tcp/127.0.0.1:7447`."
+        default_factory=list,
+        description="Endpoints to listen on, e.g. `tcp/127.0.0.1:7447`. Listen beyond loopback only with `tls/` endpoints and Zenoh `access_control` (see docs/distributed.md).",
     )
     connect: list[StrictStr] = Field(default_factory=list, description="Endpoints of peers or routers to connect to.")
     multicast_scouting: StrictBool = Field(
@@ -221,19 +246,56 @@ class ZenohBridgeConfig(_Model):
         default_factory=list, description="Event kinds from peers accepted into the local bus; nothing else crosses."
     )
     serve_blackboard: StrictBool = Field(
-        True, description="Answer blackboard requests from peers by posting them on this runtime's blackboard."
+        False,
+        description="Answer blackboard requests from peers by posting them on this runtime's blackboard, for the keys in `serve_keys` only.",
+    )
+    serve_keys: list[StrictStr] = Field(
+        default_factory=list,
+        description="Blackboard keys peers may post requests on (exact, or a prefix ending in `*`); required with `serve_blackboard`. A key that already holds a value, and reply keys (`.../reply/...`), are never written for a peer.",
     )
     forward_requests: list[StrictStr] = Field(
         default_factory=list,
         description="Blackboard request keys (exact, or a prefix ending in `*`) posted here that peers answer; such keys are never served here, so requests cannot loop.",
     )
-    request_timeout_s: PosFloat = Field(10.0, description="Default wait for a remote blackboard reply, in seconds.")
-    lease_s: PosFloat = Field(
+    request_timeout_s: Seconds = Field(10.0, description="Default wait for a remote blackboard reply, in seconds.")
+    max_request_timeout_s: Seconds = Field(
+        30.0,
+        description="Longest a peer's request may wait here for a local reply, in seconds; a larger `timeout_s` from a peer is clamped to this, a non-finite or non-positive one refused.",
+    )
+    max_served_requests: PosInt = Field(
+        16,
+        description="Peer requests waiting for a local reply at once, per entry of `serve_keys`; more are answered `busy` (counted).",
+    )
+    lease_s: Seconds = Field(
         10.0,
         description="A peer that sends nothing (not even keep-alives) for this long is gone: its link closes and `bridge.peer` reports `left`, in seconds. A process that exits or crashes is noticed at once (its sockets close); the lease covers a frozen process, a powered-off robot or a cut cable. Keep-alives go out 4 times per lease.",
     )
     max_inbox: PosInt = Field(
-        10_000, description="Received events waiting for the local bus; beyond this the oldest are dropped."
+        10_000, description="Received events waiting for the local bus; beyond this the oldest are dropped (counted)."
+    )
+    max_inbox_bytes: Annotated[StrictInt, Field(ge=1024, le=4096 * MiB)] = Field(
+        16 * MiB,
+        description="Bytes of received events waiting for the local bus; beyond this the oldest are dropped (counted).",
+    )
+    max_payload_bytes: Annotated[StrictInt, Field(ge=1024, le=256 * MiB)] = Field(
+        262_144,
+        description="Largest event, request or reply accepted from a peer, in bytes; larger ones are refused and counted (`oversized`). Zenoh itself discards messages over 4 times this while reassembling them, before the bridge sees them.",
+    )
+    max_depth: Annotated[StrictInt, Field(ge=4, le=200)] = Field(
+        32,
+        description="Nesting of arrays/objects a received payload may have (the envelope takes 2); deeper ones are refused and counted (`too_deep`).",
+    )
+    max_control_per_s: PosFloat = Field(
+        10.0,
+        description="Control events (`control.stop`, `control.interrupt`) accepted from peers per kind per second (bursts of the same size); more are dropped and counted (`rate_limited`).",
+    )
+    zenoh_config_file: StrictStr | None = Field(
+        None,
+        description="A Zenoh JSON5 config file for what edgevox does not model: TLS, `access_control`, user/password auth. edgevox's own fields are applied on top (`listen`/`connect` only when not empty).",
+    )
+    zenoh_config: dict[StrictStr, Any] = Field(
+        default_factory=dict,
+        description='Zenoh settings by path, applied last (they win), e.g. `{"transport/link/tls/root_ca_certificate": "/etc/edgevox/ca.pem"}`.',
     )
 
     @field_validator("namespace")
@@ -253,6 +315,54 @@ class ZenohBridgeConfig(_Model):
             if "/" not in endpoint:
                 raise ValueError(f"endpoint {endpoint!r}: expected '<proto>/<address>', e.g. 'tcp/127.0.0.1:7447'")
         return value
+
+    @field_validator("serve_keys", "forward_requests")
+    @classmethod
+    def _check_keys(cls, value: list[str]) -> list[str]:
+        for key in value:
+            body = key[:-1] if key.endswith("*") else key
+            if not body.strip("/") or any(c in body for c in "*$?#") or any(c.isspace() for c in key):
+                raise ValueError(
+                    f"key {key!r}: list an exact blackboard key or a prefix ending in '*', e.g. 'plan' or 'planner/*' "
+                    f"('*' alone would open every key)"
+                )
+            if "reply" in body.strip("/").split("/"):
+                raise ValueError(f"key {key!r}: reply keys are written by local agents only; list the request key")
+        return value
+
+    @field_validator("zenoh_config")
+    @classmethod
+    def _check_zenoh_paths(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for path in value:
+            if not path or path.startswith("/") or path.endswith("/"):
+                raise ValueError(
+                    f"zenoh_config key {path!r}: a Zenoh config path, e.g. 'transport/link/tls/enable_mtls'"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _check_serving(self) -> ZenohBridgeConfig:
+        if self.serve_blackboard and not self.serve_keys:
+            raise ValueError(
+                "serve_blackboard is on but serve_keys is empty: list the keys peers may post requests on, "
+                "e.g. serve_keys: ['plan'] (or switch serve_blackboard off)"
+            )
+        for key in self.serve_keys:
+            if any(_prefix_match(key, pattern) for pattern in self.forward_requests):
+                raise ValueError(
+                    f"serve_keys {key!r} is also in forward_requests; a key is served or forwarded, not both"
+                )
+        return self
+
+
+def _prefix_match(key: str, pattern: str) -> bool:
+    """Whether ``key`` (itself maybe a prefix ending in ``*``) overlaps ``pattern``."""
+    key_body, pattern_body = key.rstrip("*"), pattern.rstrip("*")
+    if pattern.endswith("*") and key_body.startswith(pattern_body):
+        return True
+    if key.endswith("*") and pattern_body.startswith(key_body):
+        return True
+    return key == pattern
 
 
 class BridgesConfig(_Model):

@@ -12,15 +12,25 @@ with different namespaces never see each other's events. Events a bridge injecte
 are marked (``serialization.mark_remote``) and never forwarded again, and the
 subscriber ignores samples from its own session, so there is no echo loop.
 
+Peers are untrusted input. A received sample is refused (and counted in
+:attr:`ZenohBridge.counters`, with one rate-limited log line saying what to do) when its
+kind is not subscribed, it is over ``max_payload_bytes`` or ``max_depth``, or a field has
+the wrong type (pydantic, strict); control events are rate-limited per kind; the inbox is
+bounded in count and bytes and holds at most one waiting event per control kind. Zenoh
+reassembles at most 4 x ``max_payload_bytes`` per message (``transport/link/rx/max_message_size``),
+so a huge message costs no memory here. Serving blackboard requests is off by default and
+limited to ``serve_keys`` (see :mod:`edgevox.integrations.zenoh_serve`). Who may connect,
+and what each peer may put or query, is Zenoh's own business: TLS endpoints and
+``access_control`` in a Zenoh config file (``zenoh_config_file``), see ``docs/distributed.md``.
+
 Threads (all named ``edgevox-zenoh-*``):
 
-* Zenoh's own threads run the sample/query/liveliness callbacks. They only decode,
-  filter and enqueue (bounded queues, no locks held for long), never touch the bus.
+* Zenoh's own threads run the sample/query/liveliness callbacks. They only check, decode
+  and enqueue (bounded queues, no locks held for long), never touch the bus, never raise.
 * ``edgevox-zenoh-in`` publishes received events into the local bus.
 * ``edgevox-sub-zenoh-out`` (a queued bus subscriber) puts local events on Zenoh, so a
   slow network never blocks a publisher on the bus.
-* ``edgevox-zenoh-query-N`` answer blackboard requests from peers (they may wait for a
-  local agent's reply, up to the request's timeout).
+* ``edgevox-zenoh-query-N`` post peers' blackboard requests (they never wait for the reply).
 * ``edgevox-zenoh-forward-N`` send local blackboard requests on ``forward_requests`` keys to
   peers and ``reply_to`` them with the answer. A bridge never serves a key it forwards, so a
   request cannot bounce between processes.
@@ -32,10 +42,11 @@ bandwidth on a robot's Wi-Fi and leaks one robot's traffic to every listener.
 from __future__ import annotations
 
 import fnmatch
-import itertools
+import ipaddress
 import json
 import logging
 import queue
+import re
 import threading
 import time
 import uuid
@@ -45,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from edgevox.errors import BridgeError, BusClosedError, MissingDependencyError
 from edgevox.integrations.config import ZenohBridgeConfig
 from edgevox.integrations.events import BridgePeerEvent, BridgeStateEvent
+from edgevox.integrations.limits import BadInputLog, BridgeCounters, BridgeInbox, TokenBucket
 from edgevox.integrations.serialization import (
     SerializationError,
     decode_event,
@@ -53,8 +65,8 @@ from edgevox.integrations.serialization import (
     encode_json,
     remote_origin,
 )
+from edgevox.integrations.zenoh_serve import PeerRequests
 from edgevox.runtime.blackboard import Request
-from edgevox.runtime.bus import Mailbox
 from edgevox.runtime.events import ErrorEvent, Event
 
 if TYPE_CHECKING:
@@ -66,7 +78,31 @@ RequestHandler = Callable[[str, Any, float], Any]
 """``answer(key, payload, timeout_s) -> value``: serves one blackboard request from a peer.
 Raise to send an error reply (the message crosses, the traceback does not)."""
 
+COUNTERS = (
+    "sent",
+    "send_errors",
+    "received",
+    "not_subscribed",
+    "oversized",
+    "too_deep",
+    "invalid",
+    "rate_limited",
+    "inbox_dropped",
+    "control_coalesced",
+    "requests_served",
+    "requests_refused",
+    "requests_busy",
+    "peers_refused",
+)
+"""Names in :attr:`ZenohBridge.counters`. Refused samples: ``not_subscribed``, ``oversized``,
+``too_deep``, ``invalid``; accepted then dropped: ``rate_limited``, ``inbox_dropped``,
+``control_coalesced``; peers' blackboard requests: ``requests_*``; liveliness tokens with a
+bad id or beyond :data:`MAX_PEERS`: ``peers_refused``."""
+REJECTED = ("not_subscribed", "oversized", "too_deep", "invalid")
+MAX_PEERS = 1024
+_PEER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _STOP = object()
+_PLAIN_PROTOCOLS = ("tcp", "udp", "ws", "unixsock-stream")
 
 
 def _import_zenoh() -> Any:
@@ -78,20 +114,70 @@ def _import_zenoh() -> Any:
 
 
 def build_zenoh_config(cfg: ZenohBridgeConfig) -> Any:
-    """A ``zenoh.Config`` from ours: mode, endpoints, scouting and shared memory set explicitly."""
+    """A ``zenoh.Config``: ``zenoh_config_file`` (if any), then edgevox's fields, then ``zenoh_config``.
+
+    Mode, scouting, shared memory, lease and the reassembly limit always come from edgevox's
+    fields; ``listen``/``connect`` from the file when left empty here. Endpoints nobody set
+    are empty (Zenoh's own default would listen on every interface).
+    """
     zenoh = _import_zenoh()
-    conf = zenoh.Config()
-    try:
-        conf.insert_json5("mode", json.dumps(cfg.mode))
-        conf.insert_json5("listen/endpoints", json.dumps(cfg.listen))
-        conf.insert_json5("connect/endpoints", json.dumps(cfg.connect))
-        conf.insert_json5("scouting/multicast/enabled", json.dumps(cfg.multicast_scouting))
-        conf.insert_json5("scouting/gossip/enabled", json.dumps(cfg.gossip_scouting))
-        conf.insert_json5("transport/shared_memory/enabled", json.dumps(cfg.shared_memory))
-        conf.insert_json5("transport/link/tx/lease", json.dumps(max(1, round(cfg.lease_s * 1000))))
-    except Exception as exc:  # noqa: BLE001 - zenoh raises its own ZError type
-        raise BridgeError(f"bridges.zenoh: invalid Zenoh setting: {exc}") from exc
+    if cfg.zenoh_config_file:
+        try:
+            conf = zenoh.Config.from_file(cfg.zenoh_config_file)
+        except Exception as exc:  # noqa: BLE001 - ZError: missing file, bad JSON5, unknown key
+            raise BridgeError(
+                f"bridges.zenoh.zenoh_config_file = {cfg.zenoh_config_file!r}: cannot load it as a Zenoh config: {exc}"
+            ) from exc
+    else:
+        conf = zenoh.Config()
+    settings: list[tuple[str, Any]] = [
+        ("mode", cfg.mode),
+        ("scouting/multicast/enabled", cfg.multicast_scouting),
+        ("scouting/gossip/enabled", cfg.gossip_scouting),
+        ("transport/shared_memory/enabled", cfg.shared_memory),
+        ("transport/link/tx/lease", max(1, round(cfg.lease_s * 1000))),
+        ("transport/link/rx/max_message_size", max(4 * cfg.max_payload_bytes, 65_536)),
+    ]
+    for name, endpoints in (("listen", cfg.listen), ("connect", cfg.connect)):
+        from_file = json.loads(conf.get_json(f"{name}/endpoints")) if cfg.zenoh_config_file else None
+        if endpoints or not isinstance(from_file, list):
+            settings.append((f"{name}/endpoints", endpoints))
+    settings += list(cfg.zenoh_config.items())
+    for path, value in settings:
+        try:
+            conf.insert_json5(path, json.dumps(value))
+        except Exception as exc:  # noqa: BLE001 - zenoh raises its own ZError type
+            raise BridgeError(f"bridges.zenoh: invalid Zenoh setting {path} = {value!r}: {exc}") from exc
     return conf
+
+
+def exposure_warnings(conf: Any) -> list[str]:
+    """Lines saying how a Zenoh config exposes the robot beyond this machine (empty: it does not)."""
+    endpoints = json.loads(conf.get_json("listen/endpoints"))
+    if not isinstance(endpoints, list):
+        return []
+    acl = json.loads(conf.get_json("access_control/enabled")) is True
+    out = []
+    for endpoint in endpoints:
+        proto, _, address = str(endpoint).partition("/")
+        if proto not in _PLAIN_PROTOCOLS or proto == "unixsock-stream" or _is_loopback(address):
+            continue
+        out.append(
+            f"bridges.zenoh: listening on {endpoint} without TLS{'' if acl else ' or access_control'}: any host "
+            f"that reaches it can publish events to this robot and read what it sends. Use 127.0.0.1, or a tls/ "
+            f"endpoint with access_control in zenoh_config_file (docs/distributed.md)"
+        )
+    return out
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("#", 1)[0].rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _matches(kind: str, patterns: list[str]) -> bool:
@@ -103,11 +189,14 @@ class ZenohBridge:
 
     ``answer`` serves blackboard requests from peers; when it is None and a
     ``blackboard`` is given, requests are posted on that blackboard and answered by
-    whichever local agent replies (see :func:`blackboard_answerer`).
+    whichever local agent replies. Either way only with ``serve_blackboard`` on, and only
+    for ``serve_keys``.
 
     ``start()`` opens the session and returns; ``stop(timeout_s)`` closes it and joins
     the bridge's threads, returning whether that was clean. Not restartable: make a
     new bridge (peers see the old one leave and the new one join).
+
+    :attr:`counters` counts everything sent, received, refused and dropped (see :data:`COUNTERS`).
     """
 
     def __init__(
@@ -128,8 +217,11 @@ class ZenohBridge:
         self._zenoh: Any = None
         self._declared: list[Any] = []
         self._out_sub: Subscription | None = None
-        self._inbox = Mailbox(config.max_inbox, "drop_oldest")
-        self._queries: queue.Queue[Any] = queue.Queue(maxsize=256)
+        self.counters = BridgeCounters(COUNTERS)
+        self._bad = BadInputLog(log, f"zenoh bridge {config.namespace}")
+        self._inbox = BridgeInbox(config.max_inbox, config.max_inbox_bytes, self.counters)
+        self._control_rate = TokenBucket(config.max_control_per_s)
+        self._serving = PeerRequests(self)
         self._forwards: queue.Queue[Any] = queue.Queue(maxsize=256)
         self._watches: list[Any] = []
         self._threads: list[threading.Thread] = []
@@ -137,12 +229,27 @@ class ZenohBridge:
         self._peers_cond = threading.Condition()
         self._state = "new"
         self._lock = threading.Lock()
-        self._query_ids = itertools.count(1)
-        self.sent = 0
-        self.received = 0
-        self.rejected = 0
-        """Samples refused: bad payload, wrong kind, or a kind not in ``subscribe_kinds``."""
-        self.send_errors = 0
+
+    # -- counters -------------------------------------------------------------------------
+
+    @property
+    def sent(self) -> int:
+        return self.counters["sent"]
+
+    @property
+    def received(self) -> int:
+        """Samples accepted (decoded, typed, subscribed) and handed to the inbox."""
+        return self.counters["received"]
+
+    @property
+    def rejected(self) -> int:
+        """Samples refused: kind not subscribed, oversized, too deep or invalid."""
+        snapshot = self.counters.snapshot()
+        return sum(snapshot[name] for name in REJECTED)
+
+    @property
+    def send_errors(self) -> int:
+        return self.counters["send_errors"]
 
     # -- key expressions -------------------------------------------------------------------
 
@@ -174,11 +281,17 @@ class ZenohBridge:
             if self._state != "new":
                 raise BridgeError(f"Zenoh bridge {self.bridge_id}: start() in state {self._state!r}; make a new bridge")
             self._state = "starting"
-        zenoh = self._zenoh = _import_zenoh()
-        conf = build_zenoh_config(self.config)
+        try:
+            zenoh = self._zenoh = _import_zenoh()
+            conf = build_zenoh_config(self.config)
+        except Exception:
+            self._state = "failed"
+            raise
+        for line in exposure_warnings(conf):
+            log.warning("%s", line)
         try:
             self._session = zenoh.open(conf)
-        except Exception as exc:  # noqa: BLE001 - ZError: port taken, bad endpoint...
+        except Exception as exc:  # noqa: BLE001 - ZError: port taken, bad endpoint, bad certificate...
             self._state = "failed"
             raise BridgeError(
                 f"bridges.zenoh: cannot open a Zenoh session (listen={self.config.listen}, "
@@ -193,8 +306,7 @@ class ZenohBridge:
             raise BridgeError(f"bridges.zenoh: cannot declare Zenoh entities under {self.namespace!r}: {exc}") from exc
         self._start_thread("edgevox-zenoh-in", self._inbox_loop)
         if self._serves_requests:
-            for i in range(2):
-                self._start_thread(f"edgevox-zenoh-query-{i}", self._query_loop)
+            self._serving.start()
         if self.blackboard is not None and self.config.forward_requests:
             for i in range(2):
                 self._start_thread(f"edgevox-zenoh-forward-{i}", self._forward_loop)
@@ -227,7 +339,7 @@ class ZenohBridge:
         if self._serves_requests:
             self._declared.append(
                 session.declare_queryable(
-                    f"{self.namespace}/blackboard/**", self._on_query, allowed_origin=zenoh.Locality.REMOTE
+                    f"{self.namespace}/blackboard/**", self._serving.on_query, allowed_origin=zenoh.Locality.REMOTE
                 )
             )
         liveliness = session.liveliness()
@@ -247,7 +359,10 @@ class ZenohBridge:
         thread.start()
 
     def stop(self, timeout_s: float = 2.0) -> bool:
-        """Stop forwarding, close the session, join the workers. True if every thread ended."""
+        """Stop forwarding, close the session, join the workers. True if every thread ended.
+
+        Peers' requests still waiting get an error reply; none is left to time out.
+        """
         with self._lock:
             if self._state in ("stopped", "new", "failed"):
                 self._state = "stopped" if self._state == "new" else self._state
@@ -260,24 +375,15 @@ class ZenohBridge:
         for watch in self._watches:
             watch.close()
         self._watches.clear()
+        clean &= self._serving.stop(deadline)  # before the session closes: the error replies go out
         self._close_session()  # also ends forwarded queries still waiting for a reply
         self._inbox.close()
         for thread in self._threads:
-            if thread.name.startswith("edgevox-zenoh-query"):
-                self._queries.put(_STOP)
-            elif thread.name.startswith("edgevox-zenoh-forward"):
+            if thread.name.startswith("edgevox-zenoh-forward"):
                 self._forwards.put(_STOP)
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
             clean &= not thread.is_alive()
-        # Queries still queued get an error reply instead of timing out at the peer.
-        while True:
-            try:
-                q = self._queries.get_nowait()
-            except queue.Empty:
-                break
-            if q is not _STOP:
-                self._reply_err(q, "bridge stopping")
         self._state = "stopped"
         self._publish_local(BridgeStateEvent(source="zenoh", bridge="zenoh", state="stopped", detail=self._describe()))
         return clean
@@ -312,19 +418,26 @@ class ZenohBridge:
 
     def _on_liveliness(self, sample: Any) -> None:
         # Zenoh thread: update the set, hand the event to the inbox worker.
-        peer = str(sample.key_expr).rsplit("/", 1)[-1]
-        if peer == self.bridge_id:
-            return
-        joined = sample.kind == self._zenoh.SampleKind.PUT
-        with self._peers_cond:
-            if joined:
-                self._peers.add(peer)
-            else:
-                self._peers.discard(peer)
-            self._peers_cond.notify_all()
-        self._inbox.put(
-            BridgePeerEvent(source="zenoh", bridge="zenoh", peer=peer, state="joined" if joined else "left")
-        )
+        try:
+            peer = str(sample.key_expr).rsplit("/", 1)[-1]
+            if peer == self.bridge_id:
+                return
+            joined = sample.kind == self._zenoh.SampleKind.PUT
+            with self._peers_cond:
+                if joined and (not _PEER_ID.match(peer) or len(self._peers) >= MAX_PEERS):
+                    self.counters.add("peers_refused")
+                    self._bad.warn("peer", f"ignored liveliness token {peer[:80]!r}: bad id or over {MAX_PEERS} peers")
+                    return
+                if not joined and peer not in self._peers:
+                    return
+                (self._peers.add if joined else self._peers.discard)(peer)
+                self._peers_cond.notify_all()
+            self._inbox.put(
+                BridgePeerEvent(source="zenoh", bridge="zenoh", peer=peer, state="joined" if joined else "left")
+            )
+        except Exception as exc:  # noqa: BLE001 - never raise into Zenoh
+            self.counters.add("peers_refused")
+            self._bad.warn("peer-error", f"liveliness sample not handled: {exc!r}")
 
     # -- events out ----------------------------------------------------------------------------
 
@@ -338,36 +451,70 @@ class ZenohBridge:
         try:
             payload = encode_event(event, self.bridge_id)
         except SerializationError as exc:
-            self.send_errors += 1
+            self.counters.add("send_errors")
             raise BridgeError(f"Zenoh bridge: event {event.kind!r} cannot be serialised: {exc}") from exc
+        if len(payload) > self.config.max_payload_bytes:
+            self.counters.add("send_errors")
+            raise BridgeError(
+                f"Zenoh bridge: event {event.kind!r} is {len(payload):,} bytes, over bridges.zenoh.max_payload_bytes "
+                f"= {self.config.max_payload_bytes:,}; peers would refuse it, so it was not sent (raise the limit on "
+                f"every robot, or send less)"
+            )
         # Counted before the put: a peer may receive the event (and a test read this counter)
         # before the put returns on this thread.
-        self.sent += 1
+        self.counters.add("sent")
         try:
             session.put(self.event_key(event.kind), payload)
         except Exception as exc:  # noqa: BLE001 - session closed under us while stopping
-            self.sent -= 1
-            self.send_errors += 1
+            self.counters.add("sent", -1)
+            self.counters.add("send_errors")
             if self._state == "running":
                 raise BridgeError(f"Zenoh bridge: put {self.event_key(event.kind)!r} failed: {exc}") from exc
 
     # -- events in -------------------------------------------------------------------------------
 
     def _on_sample(self, sample: Any) -> None:
-        """Zenoh thread: decode, filter, enqueue. Never blocks (drop-oldest inbox)."""
-        key = str(sample.key_expr)
-        key_kind = key[len(self.namespace) + len("/events/") :]
+        """Zenoh thread: check, decode, enqueue. Never blocks, never raises, counts every refusal."""
         try:
-            event, origin = decode_event(sample.payload.to_bytes())
+            self._receive(sample)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: count it, say it
+            self.counters.add("invalid")
+            self._bad.warn("internal", f"a sample could not be handled: {type(exc).__name__}: {exc}")
+
+    def _receive(self, sample: Any) -> None:
+        cfg = self.config
+        key = str(sample.key_expr)
+        kind = key[len(self.namespace) + len("/events/") :]
+        if not _matches(kind, cfg.subscribe_kinds):
+            self.counters.add("not_subscribed")  # ordinary traffic for other listeners: no log line
+            return
+        size = len(sample.payload)
+        try:
+            if size > cfg.max_payload_bytes:
+                raise SerializationError(
+                    f"payload is {size:,} bytes, over the limit of {cfg.max_payload_bytes:,}", "oversized"
+                )
+            event, origin = decode_event(
+                sample.payload.to_bytes(), max_bytes=cfg.max_payload_bytes, max_depth=cfg.max_depth
+            )
+            if event.kind != kind:
+                raise SerializationError(f"its key says {kind!r} but the payload is a {event.kind!r}")
+            if origin == self.bridge_id:
+                raise SerializationError(f"it claims this bridge's own id {origin!r} as its origin")
         except SerializationError as exc:
-            self.rejected += 1
-            log.warning("zenoh bridge: dropped sample on %r: %s", key, exc)
+            self.counters.add(exc.reason)
+            self._bad.warn(exc.reason, f"refused a sample on {key!r}: {exc}{_HINTS.get(exc.reason, '')}")
             return
-        if origin == self.bridge_id or event.kind != key_kind or not _matches(event.kind, self.config.subscribe_kinds):
-            self.rejected += 1
+        if event.control and not self._control_rate.allow(event.kind):
+            self.counters.add("rate_limited")
+            self._bad.warn(
+                "rate",
+                f"dropped {event.kind!r} from {origin!r}: more than {cfg.max_control_per_s:g} per second "
+                f"(bridges.zenoh.max_control_per_s); the ones let through already act",
+            )
             return
-        self.received += 1
-        self._inbox.put(event)
+        self.counters.add("received")
+        self._inbox.put(event, size)
 
     def _inbox_loop(self) -> None:
         while True:
@@ -390,14 +537,18 @@ class ZenohBridge:
         """Ask a peer's blackboard (in ``namespace``, default ours) and return its reply value.
 
         Runs on the caller's thread and blocks up to ``timeout_s``. Raises
-        :class:`BridgeError` if nobody answers in time or the peer replied with an error.
+        :class:`BridgeError` if nobody answers in time, the peer refused or replied with an
+        error, or its reply is over the limits.
         """
         session = self._session
         if session is None or self._state != "running":
             raise BridgeError(f"Zenoh bridge {self.bridge_id}: request({key!r}) while not running; call start() first")
         timeout_s = self.config.request_timeout_s if timeout_s is None else timeout_s
         selector = self.blackboard_key(key, namespace)
-        body = encode_json({"v": 1, "origin": self.bridge_id, "payload": payload, "timeout_s": timeout_s})
+        try:
+            body = encode_json({"v": 1, "origin": self.bridge_id, "payload": payload, "timeout_s": timeout_s})
+        except SerializationError as exc:
+            raise BridgeError(f"Zenoh bridge: request {selector!r}: {exc}") from exc
         try:
             replies = session.get(
                 selector, payload=body, timeout=timeout_s, target=self._zenoh.QueryTarget.BEST_MATCHING
@@ -411,61 +562,32 @@ class ZenohBridge:
         if first is None:
             raise BridgeError(
                 f"Zenoh bridge: no peer answered request {selector!r} within {timeout_s:.1f} s "
-                f"(is a bridge with serve_blackboard running in namespace {namespace or self.namespace!r}?)"
+                f"(is a bridge with serve_blackboard and {key!r} in serve_keys running in namespace "
+                f"{namespace or self.namespace!r}?)"
             )
+        limit = self.config.max_payload_bytes
         if first.ok is None:
-            message = first.err.payload.to_string() if first.err is not None else "unknown error"
+            err = first.err.payload if first.err is not None else None
+            message = "unknown error"
+            if err is not None and len(err) <= limit:
+                try:
+                    data = decode_json(err.to_bytes(), max_depth=4)
+                    message = str(data.get("error") if isinstance(data, dict) else data)[:500]
+                except SerializationError:
+                    message = err.to_bytes()[:500].decode("utf-8", "replace")
             raise BridgeError(f"Zenoh bridge: request {selector!r} failed at the peer: {message}")
+        reply_payload = first.ok.payload
         try:
-            data = decode_json(first.ok.payload.to_bytes())
+            if len(reply_payload) > limit:
+                raise SerializationError(
+                    f"it is {len(reply_payload):,} bytes, over bridges.zenoh.max_payload_bytes = {limit:,}"
+                )
+            data = decode_json(reply_payload.to_bytes(), max_bytes=limit, max_depth=self.config.max_depth)
         except SerializationError as exc:
-            raise BridgeError(f"Zenoh bridge: reply to {selector!r} is not valid: {exc}") from exc
+            raise BridgeError(f"Zenoh bridge: reply to {selector!r} refused: {exc}") from exc
         if not isinstance(data, dict) or "value" not in data:
             raise BridgeError(f"Zenoh bridge: reply to {selector!r} has no 'value'")
         return data["value"]
-
-    def _on_query(self, query: Any) -> None:
-        """Zenoh thread: hand the query to a worker; refuse at once when the workers are swamped."""
-        try:
-            self._queries.put_nowait(query)
-        except queue.Full:
-            self._reply_err(query, "busy: too many pending blackboard requests")
-
-    def _query_loop(self) -> None:
-        while True:
-            query = self._queries.get()
-            if query is _STOP:
-                return
-            try:
-                self._serve(query)
-            finally:
-                try:
-                    query.drop()  # finalise now: tells the querier no more replies are coming
-                except Exception:  # noqa: BLE001 - already finalised
-                    pass
-
-    def _serve(self, query: Any) -> None:
-        key_expr = str(query.key_expr)
-        key = key_expr[len(self.namespace) + len("/blackboard/") :]
-        if _key_matches(key, self.config.forward_requests):
-            # A key we forward is answered elsewhere; serving it too could bounce a request forever.
-            self._reply_err(query, f"key {key!r} is forwarded by this bridge, not served here")
-            return
-        try:
-            data = decode_json(query.payload.to_bytes()) if query.payload is not None else {}
-            if not isinstance(data, dict):
-                raise SerializationError("request body must be a JSON object")
-            timeout_s = float(data.get("timeout_s") or self.config.request_timeout_s)
-            answer = self._answer or blackboard_answerer(self.blackboard)
-            value = answer(key, data.get("payload"), timeout_s)
-            body = encode_json({"v": 1, "origin": self.bridge_id, "value": value})
-        except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply, never silence
-            self._reply_err(query, f"{type(exc).__name__}: {exc}")
-            return
-        try:
-            query.reply(key_expr, body)
-        except Exception as exc:  # noqa: BLE001 - the querier timed out or the session closed
-            log.info("zenoh bridge: reply to %r not delivered: %r", key_expr, exc)
 
     # -- local requests answered by peers (forward_requests) ----------------------------------------
 
@@ -490,34 +612,18 @@ class ZenohBridge:
                 if self._state == "running":
                     self._report(f"zenoh bridge: request {request.request_key!r}", str(exc))
                 continue
+            except Exception as exc:  # noqa: BLE001 - the worker never dies on one request
+                self._report(f"zenoh bridge: request {request.request_key!r}", f"{type(exc).__name__}: {exc}")
+                continue
             self.blackboard.reply_to(request, value)
 
     def _report(self, where: str, error: str) -> None:
         log.warning("%s: %s", where, error)
         self._publish_local(ErrorEvent(source="zenoh", where=where, error=error))
 
-    def _reply_err(self, query: Any, message: str) -> None:
-        try:
-            query.reply_err(encode_json({"error": message}))
-        except Exception:  # noqa: BLE001 - querier gone; nothing else to tell
-            pass
 
-
-def blackboard_answerer(blackboard: Any) -> RequestHandler:
-    """Serve a peer's request by posting it on the local blackboard and waiting for a local reply."""
-    if blackboard is None:
-        raise BridgeError("Zenoh bridge: no blackboard to answer requests with")
-
-    def answer(key: str, payload: Any, timeout_s: float) -> Any:
-        future = blackboard.post_request(key, payload, timeout=timeout_s)
-        try:
-            return future.result(timeout_s + 1.0)
-        except TimeoutError as exc:
-            raise TimeoutError(f"no local agent replied to {key!r} within {timeout_s:.1f} s") from exc
-
-    return answer
-
-
-def _key_matches(key: str, patterns: list[str]) -> bool:
-    """Blackboard watch syntax: exact key, a prefix ending in ``*``, or ``*``."""
-    return any(p == "*" or p == key or (p.endswith("*") and key.startswith(p[:-1])) for p in patterns)
+_HINTS = {
+    "oversized": " (bridges.zenoh.max_payload_bytes; raise it on this robot if such events are expected)",
+    "too_deep": " (bridges.zenoh.max_depth)",
+    "invalid": "; the sender must send Event.to_dict() envelopes of a matching edgevox version",
+}

@@ -40,6 +40,7 @@ class Child:
             env=full_env,
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
+        self._backlog: list[str] = []
         self._reader = threading.Thread(target=self._read, name="test-child-reader", daemon=True)
         self._reader.start()
 
@@ -65,6 +66,26 @@ class Child:
             self.kill()
             pytest.fail(f"child sent {line!r}, expected {prefix!r}; stderr:\n{self.stderr()}")
         return line
+
+    def wait_line(self, predicate, timeout_s: float = 30.0) -> str:
+        """The first stdout line (in order) for which ``predicate(line)`` holds; lines passed
+        over are kept for later calls. Fails the test (with stderr) after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        for i, line in enumerate(self._backlog):
+            if predicate(line):
+                return self._backlog.pop(i)
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                pytest.fail(f"child sent no matching line within {timeout_s} s; stderr:\n{self.stderr()}")
+            if line is None:
+                self.kill()
+                pytest.fail(f"child exited without a matching line; stderr:\n{self.stderr()}")
+            if predicate(line):
+                return line
+            self._backlog.append(line)
 
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -120,3 +141,25 @@ def no_leaked_bridge_threads():
 
 
 PYTHON = sys.executable
+
+
+class Collector:
+    """Events seen on a bus, with a wait for a condition on them."""
+
+    def __init__(self, bus, selector="*") -> None:
+        self.events = []
+        self._cond = threading.Condition()
+        bus.subscribe(selector, self._add)
+
+    def _add(self, event) -> None:
+        with self._cond:
+            self.events.append(event)
+            self._cond.notify_all()
+
+    def wait_for(self, predicate, timeout_s: float = 10.0) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: any(predicate(e) for e in self.events), timeout_s)
+
+    def texts(self) -> list[str]:
+        with self._cond:
+            return [e.text for e in self.events if e.kind == "voice.transcript"]

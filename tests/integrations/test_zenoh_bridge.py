@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 pytest.importorskip("zenoh", reason="eclipse-zenoh is not installed: pip install 'edgevox[zenoh]'")
@@ -17,35 +15,13 @@ from edgevox.runtime.bus import EventBus  # noqa: E402
 from edgevox.runtime.events import ErrorEvent, StopEvent  # noqa: E402
 from edgevox.voice.events import Chunk, TranscriptEvent  # noqa: E402
 
-from .conftest import HERE, PYTHON, free_port  # noqa: E402
+from .conftest import HERE, PYTHON, Collector, free_port  # noqa: E402
 
 pytestmark = pytest.mark.zenoh
 
 
 def cfg(namespace: str = "edgevox/robot1", **kw) -> ZenohBridgeConfig:
     return ZenohBridgeConfig(enabled=True, namespace=namespace, **kw)
-
-
-class Collector:
-    """Events seen on a bus, with a wait for a condition on them."""
-
-    def __init__(self, bus: EventBus, selector="*") -> None:
-        self.events = []
-        self._cond = threading.Condition()
-        bus.subscribe(selector, self._add)
-
-    def _add(self, event) -> None:
-        with self._cond:
-            self.events.append(event)
-            self._cond.notify_all()
-
-    def wait_for(self, predicate, timeout_s: float = 10.0) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: any(predicate(e) for e in self.events), timeout_s)
-
-    def texts(self) -> list[str]:
-        with self._cond:
-            return [e.text for e in self.events if isinstance(e, TranscriptEvent)]
 
 
 @pytest.fixture
@@ -124,7 +100,10 @@ def test_events_of_another_namespace_never_arrive():
 
 
 def test_blackboard_request_posted_here_is_answered_by_the_peer_agent(pair):
-    a, b, bus_a, _bus_b, board_a, board_b = pair({"forward_requests": ["plan"]}, {})
+    a, b, bus_a, _bus_b, board_a, board_b = pair(
+        {"forward_requests": ["plan"], "serve_blackboard": True, "serve_keys": ["status"]},
+        {"serve_blackboard": True, "serve_keys": ["plan", "where"]},
+    )
 
     def volunteer(_key, _old, new):
         if isinstance(new, Request):
@@ -143,7 +122,7 @@ def test_blackboard_request_posted_here_is_answered_by_the_peer_agent(pair):
 
 
 def test_request_without_answer_is_a_bridge_error_naming_the_key(pair):
-    a, b, *_ = pair({}, {"serve_blackboard": False})
+    a, b, *_ = pair({"serve_blackboard": True, "serve_keys": ["status"]}, {})
     a.start(), b.start()
     assert a.wait_for_peers(1, 10)
     # a serves (it has a blackboard) but nobody volunteers on its board: its local wait times out.

@@ -47,7 +47,7 @@ def main() -> int:
     parser.add_argument("--lease", type=float, default=10.0, help="Zenoh lease in seconds")
     args = parser.parse_args()
 
-    def config(namespace: str) -> ZenohBridgeConfig:
+    def config(namespace: str, **extra: object) -> ZenohBridgeConfig:
         return ZenohBridgeConfig(
             enabled=True,
             namespace=namespace,
@@ -56,6 +56,7 @@ def main() -> int:
             publish_kinds=["voice.transcript"],
             subscribe_kinds=["voice.transcript"],
             lease_s=args.lease,
+            **extra,
         )
 
     bus1, bus2 = EventBus("robot1"), EventBus("robot2")
@@ -71,7 +72,9 @@ def main() -> int:
     left = threading.Event()
     bus1.subscribe(BridgePeerEvent, lambda e: left.set() if e.state == "left" else None)
 
-    robot1 = ZenohBridge(bus1, config("edgevox/robot1"), blackboard=board).start()
+    robot1 = ZenohBridge(
+        bus1, config("edgevox/robot1", serve_blackboard=True, serve_keys=["plan"]), blackboard=board
+    ).start()
     robot2 = ZenohBridge(bus2, config("edgevox/robot2")).start()
     ready = robot1.wait_for_peers(1, 20) and robot2.wait_for_peers(1, 20)
     print("READY" if ready else "NOT_READY", flush=True)
