@@ -522,19 +522,26 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
     report = CheckReport()
     text_in = config.audio.input.source == "text"
     no_out = config.audio.output.sink == "none"
-    needed = [("LLM", config.llm.engine, config.llm.model)]
+    needed = [("LLM", config.llm)]
     if not text_in:
-        needed.insert(0, ("STT", config.stt.engine, config.stt.model))
+        needed.insert(0, ("STT", config.stt))
     if not no_out:
-        needed.append(("TTS", config.tts.engine, config.tts.voice))
-    for role, engine, ref in needed:
-        if ":" in engine and "." in engine.split(":")[0]:
+        needed.append(("TTS", config.tts))
+    needed.append(("VAD", config.vad))
+    for role, section in needed:
+        engine = section.engine
+        if wiring.is_ref(engine) or ":" in engine:
             _try(
                 report,
                 f"{role} engine",
-                lambda e=engine, r=role: wiring.import_ref(e, where=f"{r.lower()}.engine") and f"custom {e}",
+                lambda e=engine, s=section, r=role: (
+                    wiring.engine_factory(e, s.options, f"{r.lower()}.engine") and f"custom {e}"
+                ),
             )
             continue
+        if role == "VAD":
+            continue
+        ref = section.voice if role == "TTS" else section.model
         _try(report, f"{role} model", lambda r=ref: f"{r} -> {models.resolve(r)}")
     if load_models:
         _try(report, "load LLM", lambda: type(wiring.make_llm(config.llm)).__name__ + " loaded")
@@ -596,13 +603,10 @@ def _check_audio(report: CheckReport, config: AppConfig) -> None:
 
 
 def _check_wav(path: str) -> str:
-    from edgevox.engines.audio_wav import read_wav
+    from edgevox.engines.audio_wav import wav_info
 
-    try:
-        audio, rate = read_wav(path)
-    except OSError as exc:
-        raise AudioDeviceError(f"cannot read WAV {path}: {exc}") from None
-    return f"WAV file {path} ({audio.shape[0] / rate:.1f} s at {rate} Hz)"
+    seconds, rate = wav_info(path)
+    return f"WAV file {path} ({seconds:.1f} s at {rate} Hz)"
 
 
 def _open_device(kind: str, spec: Any) -> str:

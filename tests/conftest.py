@@ -14,6 +14,19 @@ import threading
 import time
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests: the same examples on every run (a CI failure reproduces locally), no
+# per-example deadline (a busy 2-core machine is slow, not wrong), no example database.
+settings.register_profile(
+    "edgevox",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    max_examples=300,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("edgevox")
 
 THREAD_PREFIX = "edgevox"
 GRACE_S = 2.0

@@ -42,7 +42,7 @@ from typing import Any, Literal, Protocol
 
 from edgevox.agents.grammar import arguments_grammar, choice_grammar, tool_call_grammar
 from edgevox.agents.intent import analyze, answer_polarity
-from edgevox.agents.parsing import parse_reply, parse_tool_calls
+from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_calls
 from edgevox.agents.resolver import SchemaResolver, tokenize
 from edgevox.agents.tools import Tool, ToolCall
 
@@ -50,6 +50,9 @@ NONE_CHOICE = "none"
 """The choice that means "answer in words" in a tool-name grammar."""
 
 Generate = Callable[..., str]
+
+GARBLED_CALL_REPLY = "Sorry, I did not get that. Could you say it another way?"
+"""Said when the model tried to call a tool but its call could not be read: nothing runs."""
 
 
 @dataclass
@@ -409,4 +412,7 @@ class FreeTextDecoder:
         calls = parse_tool_calls(raw, request.tools)
         if calls:
             return Decision(calls[0], raw=raw)
+        if looks_like_call(raw, request.tools):
+            # A call that did not parse (cut off, garbled): never speak it, never guess it; ask.
+            return Decision(None, reply=GARBLED_CALL_REPLY, raw=raw, details={"unparsed_call": raw[:200]})
         return Decision(None, reply=raw.strip(), raw=raw)

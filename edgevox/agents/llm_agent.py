@@ -29,16 +29,18 @@ from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
 from edgevox.agents.base import AgentResult, AgentStream
-from edgevox.agents.decoders import Decision, DecisionRequest, SchemaFirstDecoder, ToolDecoder
+from edgevox.agents.decoders import GARBLED_CALL_REPLY, Decision, DecisionRequest, SchemaFirstDecoder, ToolDecoder
 from edgevox.agents.events import AgentReply, AgentStarted, HandoffEvent, ReplyDelta, ToolCallFinished, ToolCallStarted
 from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.memory import MemoryStore, clean_turn_text
+from edgevox.agents.parsing import calls_tool_by_name, looks_like_call, parse_reply
 from edgevox.agents.skills import Skill, SkillExecutor
 from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool
 from edgevox.errors import AgentError, EdgeVoxError, ToolArgumentError
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event
+from edgevox.voice.speechtext import clean_for_speech
 
 HANDOFF_PREFIX = "handoff_to_"
 
@@ -361,7 +363,7 @@ class LLMAgent:
             text = "".join(parts).strip()
             if holding:
                 held.append(piece)
-                if not text or text[0] in _MACHINE_START:
+                if not text or text[0] in _MACHINE_START or self._may_be_call(text):
                     continue
                 holding, piece = False, "".join(held)
             result.text = text  # what was said so far, if cancelled
@@ -373,8 +375,27 @@ class LLMAgent:
         text = "".join(parts).strip()
         if result.tool_calls and (not text or _looks_like_machine_text(text)):
             text = _fallback_reply(result.tool_calls[-1])
+        elif text and looks_like_call(text, self.tools):
+            # Asked for words, the model wrote a call or data: its {"reply": ...} if that is
+            # what it is, its words if any are left once the markup is gone, else a question.
+            # Nothing runs: only the decoder's calls are executed.
+            reply = parse_reply(text)
+            if reply is not None:
+                text = reply
+            elif calls_tool_by_name(text, self.tools) or not re.search(r"\w", clean_for_speech(text)):
+                text = GARBLED_CALL_REPLY
         if text:
             yield from self._emit_text(text, ctx, result)
+
+    def _may_be_call(self, text: str) -> bool:
+        """``text`` begins a call of one of this agent's tools by name (``move`` ... ``move(``)."""
+        match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\()?", text)
+        if match is None or (match.end() < len(text) and not match.group(2)):
+            return False
+        name = match.group(1)
+        if match.group(2):
+            return name in self._by_name
+        return any(tool_name.startswith(name) for tool_name in self._by_name)
 
     def _emit_text(self, text: str, ctx: AgentContext, result: AgentResult) -> Generator[Event, None, None]:
         result.text = text
@@ -430,18 +451,11 @@ class _EndRun(Exception):  # noqa: N818 - control flow, not an error
 
 
 _MACHINE_START = "{[<`"
-_MACHINE_TEXT = re.compile(
-    r'^[\[{<`]|"(?:name|arguments|tool|function)"\s*:|</?tool_call>|<\|'
-    r"|\b\w+\(\s*\w+\s*=|\bfunctions\.\w+\(|<function=|\[TOOL_CALLS\]|^\s*name:\s*\w+\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-"""A tool call in any of the formats small models emit (JSON, ``move(distance_m=2)``,
-``functions.move({...})``, ``<function=move>``, ``[TOOL_CALLS]``, a YAML ``name:`` line) or markup."""
 
 
 def _looks_like_machine_text(text: str) -> bool:
     """A tool call, JSON or markup rather than words for a person (or no words at all)."""
-    return bool(_MACHINE_TEXT.search(text)) or not re.search(r"\w", re.sub(r"<[^>]*>|\{.*?\}", " ", text))
+    return looks_like_call(text) or not re.search(r"\w", re.sub(r"<[^>]*>|\{.*?\}", " ", text))
 
 
 def _plain(value: Any) -> str:

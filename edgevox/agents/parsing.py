@@ -14,6 +14,12 @@ and for the grammar's own output. Recognised, in this order:
 
 ``{"reply": "..."}`` (our grammar's "answer in words") parses as no call; use
 :func:`parse_reply` to get its text.
+
+Whatever a model emits, parsing never raises: text nested deeper than
+:data:`MAX_NESTING` brackets is not a call (it would exhaust Python's recursion limit in
+``json``/``ast``), and values Python cannot hold (``{[]: 1}``) make that call unparsed.
+:func:`looks_like_call` tells an unparsed call attempt from words, so a broken call is
+never spoken as the reply.
 """
 
 from __future__ import annotations
@@ -28,13 +34,25 @@ from edgevox.agents.tools import Tool, ToolCall
 
 _TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _PY_CALL_RE = re.compile(r"\[?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*\]?", re.S)
+_MACHINE_TEXT = re.compile(
+    r'^\s*[\[{<`]|"(?:name|arguments|tool|function)"\s*:|</?tool_call>|<\|'
+    r"|\b\w+\(\s*\w+\s*=|\bfunctions\.\w+\(|<function=|\[TOOL_CALLS\]|^\s*name:\s*\w+\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NAME_CALL_RE = re.compile(r"\[?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+MAX_NESTING = 32
+"""Deepest bracket nesting a tool call may have; deeper text is not parsed as a call."""
+
+_PARSE_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError)
+"""What ``json``/``ast`` raise on text a model can emit (``literal_eval('{[]: 1}')`` is a TypeError)."""
 
 
 def parse_tool_calls(text: str, tools: Iterable[Tool] | None = None) -> list[ToolCall]:
     """Every tool call found in ``text`` (empty list: the model answered in words)."""
     known = {t.name: t for t in tools} if tools is not None else None
     text = text.strip()
-    if not text:
+    if not text or nesting_depth(text) > MAX_NESTING:
         return []
     tagged = _TOOL_CALL_RE.findall(text)
     if tagged:
@@ -51,8 +69,47 @@ def parse_tool_calls(text: str, tools: Iterable[Tool] | None = None) -> list[Too
     return _from_python(text, known)
 
 
+def looks_like_call(text: str, tools: Iterable[Tool] = ()) -> bool:
+    """True when ``text`` holds a tool call (parsed or not) or markup rather than words: it
+    opens with a JSON bracket, a tag or a code fence, or shows a call in any format small
+    models emit (``"name":``, ``move(distance_m=...``, ``functions.move(``, ``<function=``,
+    ``[TOOL_CALLS]``, a YAML ``name:`` line), or calls a known tool by name (``stop()``).
+    Used to keep a call out of what is spoken."""
+    return bool(_MACHINE_TEXT.search(text)) or calls_tool_by_name(text, tools)
+
+
+def calls_tool_by_name(text: str, tools: Iterable[Tool]) -> bool:
+    """``text`` opens with a call of one of ``tools`` by name (``move(``, ``[stop(``)."""
+    match = _NAME_CALL_RE.match(text.strip())
+    return bool(match and match.group(1) in {t.name for t in tools})
+
+
+def nesting_depth(text: str) -> int:
+    """Deepest nesting of ``([{`` brackets in ``text`` (outside JSON strings); linear time."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
 def parse_reply(text: str) -> str | None:
     """The text of a ``{"reply": "..."}`` object, or None if ``text`` is not one."""
+    if nesting_depth(text) > MAX_NESTING:
+        return None
     for obj in _json_objects(text.strip()):
         if isinstance(obj, dict) and isinstance(obj.get("reply"), str):
             return obj["reply"]
@@ -67,7 +124,7 @@ def _json_objects(text: str) -> list[Any]:
         if text[i] in "{[":
             try:
                 obj, end = decoder.raw_decode(text, i)
-            except json.JSONDecodeError:
+            except _PARSE_ERRORS:
                 i += 1
                 continue
             found.append(obj)
@@ -98,9 +155,11 @@ def _from_obj(obj: Any, known: Mapping[str, Tool] | None) -> ToolCall | None:
         return None
     args: Any = next((obj[k] for k in ("arguments", "parameters", "args", "input") if k in obj), {})
     if isinstance(args, str):
+        if nesting_depth(args) > MAX_NESTING:
+            return None
         try:
             args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
+        except _PARSE_ERRORS:
             return None
     if not isinstance(args, dict):
         return None
@@ -112,13 +171,13 @@ def _from_obj(obj: Any, known: Mapping[str, Tool] | None) -> ToolCall | None:
 def _from_python(text: str, known: Mapping[str, Tool] | None) -> list[ToolCall]:
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
+    except _PARSE_ERRORS:
         m = _PY_CALL_RE.search(text)
         if not m:
             return []
         try:
             tree = ast.parse(m.group(0).strip(), mode="eval")
-        except SyntaxError:
+        except _PARSE_ERRORS:
             return []
     nodes = tree.body.elts if isinstance(tree.body, (ast.List, ast.Tuple)) else [tree.body]
     calls = []
@@ -131,7 +190,7 @@ def _from_python(text: str, known: Mapping[str, Tool] | None) -> list[ToolCall]:
         try:
             args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
             positional = [ast.literal_eval(a) for a in node.args]
-        except ValueError:
+        except _PARSE_ERRORS:
             continue
         if positional:
             if known is None:

@@ -139,12 +139,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     config = _load(args)
     _configure_logging(config, args)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
 
+    # Everything that can be checked without the models is checked before they load.
+    if args.say is not None:
+        _require_utf8("--say", args.say)
+    if config.audio.input.source == "file":
+        from edgevox.engines.audio_wav import wav_info
+
+        wav_info(config.audio.input.file or "")
     if config.audio.input.source == "device" or config.audio.output.sink == "device":
         _require_audio_devices(args.config)  # before loading models: fail fast, with the fix
     app = _build_with_progress(App, config, err, quiet=args.json)
+    tally = TurnTally()
+    app.add_observer(tally.on_event)
     status: StatusView | None = None
     if args.json:
         app.add_observer(JsonEvents(sys.stdout).on_event)
@@ -182,9 +191,62 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"[yellow]edgevox: shutdown was not clean within {config.runtime.shutdown_timeout_s} s:[/] {app.stop_report}"
         )
         return code or 1
+    if code == 0:
+        code = _headless_outcome(config, args, tally, err)
+        if code:
+            return code
     if config.audio.output.sink == "file" and not args.json:
         err.print(f"reply audio written to {escape(config.audio.output.file or '')}")
     return code
+
+
+class TurnTally:
+    """Counts how the run's turns ended (bus observer), for the exit code of headless runs."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.failed: list[str] = []
+        self._lock = threading.Lock()
+
+    def on_event(self, event: Any) -> None:
+        if getattr(event, "kind", "") != "voice.turn_done":
+            return
+        with self._lock:
+            self.turns += 1
+            if event.status == "error":
+                self.failed.append(event.error or "the turn failed")
+
+
+def _headless_outcome(config: Any, args: argparse.Namespace, tally: TurnTally, err: Console) -> int:
+    """Exit code of a run that was asked for an answer (``--say`` or a WAV input): 1 when a
+    turn failed or the WAV held no speech the loop could hear, with one line saying which."""
+    headless = args.say is not None or config.audio.input.source == "file"
+    if not headless:
+        return 0
+    if tally.failed:
+        err.print(f"edgevox: {len(tally.failed)} turn(s) failed: {escape(tally.failed[0])}")
+        return 1
+    if tally.turns == 0 and config.audio.input.source == "file":
+        from edgevox.engines.audio_wav import wav_info
+
+        seconds, rate = wav_info(config.audio.input.file or "")
+        err.print(
+            f"edgevox: no speech was heard in {escape(config.audio.input.file or '')} ({seconds:.1f} s at {rate} Hz): "
+            "check it holds speech loud enough, or lower vad.aggressiveness"
+        )
+        return 1
+    return 0
+
+
+def _require_utf8(option: str, text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(text[exc.start]) & 0xFF  # a byte the terminal could not decode (surrogateescape)
+        raise ConfigError(
+            f"{option}: the text is not UTF-8 (byte 0x{bad:02x} at position {exc.start}); "
+            "set the terminal to UTF-8 (e.g. LANG=C.UTF-8) or retype it"
+        ) from None
 
 
 def _require_audio_devices(config_name: str) -> None:

@@ -12,6 +12,8 @@ calling ``factory(**options)``; the returned object must satisfy the engine's pr
 
 from __future__ import annotations
 
+import inspect
+import re
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,18 +33,55 @@ from edgevox.config.schema import (
     VADConfig,
     WorkflowConfig,
 )
-from edgevox.errors import ConfigError
+from edgevox.errors import ConfigError, EdgeVoxError
 
 # --- engines -------------------------------------------------------------------------------------
 
 
-def _custom(engine: str, options: dict[str, Any], where: str) -> Any | None:
-    import re
+def is_ref(engine: str) -> bool:
+    """True when an ``engine`` value is a ``module:factory`` reference (not a builtin name)."""
+    return re.match(REF_PATTERN, engine) is not None
 
-    if re.match(REF_PATTERN, engine):
-        factory = import_ref(engine, where=where)
-        return factory(**options)
-    return None
+
+def engine_factory(engine: str, options: dict[str, Any], where: str) -> Callable[..., Any]:
+    """Import a custom engine factory and check it accepts ``options`` (without calling it)."""
+    factory = import_ref(engine, where=where)
+    if not callable(factory):
+        raise ConfigError(f"{where} = {engine!r} is a {type(factory).__name__}, not a factory function or class")
+    try:
+        inspect.signature(factory).bind(**options)
+    except TypeError as exc:
+        keys = ", ".join(options) or "no options"
+        raise ConfigError(
+            f"{where} = {engine!r} cannot be called with {keys}: {exc}; fix the engine's options"
+        ) from None
+    except ValueError:
+        pass  # no signature to inspect (some builtins): calling it will tell
+    return factory
+
+
+def _custom(engine: str, options: dict[str, Any], where: str, role: str) -> Any | None:
+    """Build a ``module:factory`` engine and check it has the methods of ``role``'s protocol."""
+    if not is_ref(engine):
+        return None
+    from edgevox.engines import base
+
+    factory = engine_factory(engine, options, where)
+    try:
+        built = factory(**options)
+    except EdgeVoxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's factory failed: name it
+        raise ConfigError(f"{where} = {engine!r}: building the engine raised {type(exc).__name__}: {exc}") from None
+    protocol = getattr(base, role)
+    if not isinstance(built, protocol):
+        members = set(vars(protocol)) | set(getattr(protocol, "__annotations__", {}))
+        needs = ", ".join(sorted(n for n in members if not n.startswith("_")))
+        raise ConfigError(
+            f"{where} = {engine!r} returned a {type(built).__name__}, which is not a valid {role} engine "
+            f"(it needs: {needs}; see edgevox.engines.base.{role})"
+        )
+    return built
 
 
 def _unknown_engine(where: str, engine: str, known: Iterable[str]) -> ConfigError:
@@ -52,7 +91,7 @@ def _unknown_engine(where: str, engine: str, known: Iterable[str]) -> ConfigErro
 
 
 def make_stt(cfg: STTConfig) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "stt.engine")
+    custom = _custom(cfg.engine, cfg.options, "stt.engine", "STT")
     if custom is not None:
         return custom
     if cfg.engine != "faster-whisper":
@@ -71,7 +110,7 @@ def make_stt(cfg: STTConfig) -> Any:
 
 
 def make_llm(cfg: LLMConfig) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "llm.engine")
+    custom = _custom(cfg.engine, cfg.options, "llm.engine", "LLM")
     if custom is not None:
         return custom
     if cfg.engine != "llama-cpp":
@@ -82,7 +121,7 @@ def make_llm(cfg: LLMConfig) -> Any:
 
 
 def make_tts(cfg: TTSConfig) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "tts.engine")
+    custom = _custom(cfg.engine, cfg.options, "tts.engine", "TTS")
     if custom is not None:
         return custom
     if cfg.engine != "piper":
@@ -93,7 +132,7 @@ def make_tts(cfg: TTSConfig) -> Any:
 
 
 def make_vad(cfg: VADConfig, sample_rate_hz: int) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "vad.engine")
+    custom = _custom(cfg.engine, cfg.options, "vad.engine", "VAD")
     if custom is not None:
         return custom
     if cfg.engine != "webrtc":

@@ -33,6 +33,13 @@ from edgevox.errors import ConfigError
 
 _ENV = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _WHOLE_ENV = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$")
+MAX_CONFIG_BYTES = 4_000_000
+"""A config file larger than this is refused (it is not a config)."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists a config may have."""
+MAX_NODES = 100_000
+"""Most values a config may hold once its aliases are expanded."""
+
 _NUMBER = re.compile(r"^[-+]?(\d+|\d*\.\d+([eE][-+]?\d+)?|\d+[eE][-+]?\d+)$")
 
 
@@ -80,10 +87,32 @@ def load_config(
     """
     path = resolve_config_path(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{path}: is {size / 1e6:.1f} MB; a config is a small YAML file (at most "
+                f"{MAX_CONFIG_BYTES // 1_000_000} MB): check you passed the right file"
+            )
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
-    return parse_config(text, source=str(path), overrides=overrides, env=env)
+    return parse_config(decode_config(raw, str(path)), source=str(path), overrides=overrides, env=env)
+
+
+def decode_config(raw: bytes, source: str) -> str:
+    """The text of a config file: UTF-8 (a BOM is allowed), or one line saying where it is not."""
+    if b"\x00" in raw[:4096]:
+        raise ConfigError(f"{source}: is a binary file, not a YAML config: check you passed the right file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise ConfigError(
+            f"{source}:{line}:{column}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
+            "save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)"
+        ) from None
 
 
 def parse_config(
@@ -113,25 +142,97 @@ def parse_config(
 
 
 def _parse_yaml(text: str, source: str) -> tuple[NodeIndex, Any]:
-    loader = yaml.SafeLoader(text)
+    _check_depth(text, source)  # before composing: PyYAML's composer recurses once per level
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, source) from None
     try:
         node = loader.get_single_node()
         if node is not None:
-            _reject_duplicate_keys(node, (), source)
+            _check_expanded_size(node, source)
+            _reject_duplicate_keys(node, (), source, set())
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         raise ConfigError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, source) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+        raise ConfigError(f"{source}: invalid YAML: {' '.join(str(exc).split())}") from None
     finally:
         loader.dispose()
     return NodeIndex(node), data
 
 
-def _reject_duplicate_keys(node: yaml.Node, path: tuple[Any, ...], source: str) -> None:
+def _reader_error(exc: yaml.reader.ReaderError, text: str, source: str) -> ConfigError:
+    """A character YAML does not allow (a control character), with its line and column."""
+    before = text[: exc.position]
+    line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+    return ConfigError(
+        f"{source}:{line}:{column}: character U+{exc.character:04X} is not allowed in YAML; delete it "
+        "(control characters are often pasted by accident)"
+    )
+
+
+def _check_depth(text: str, source: str) -> None:
+    """Reject nesting deeper than :data:`MAX_DEPTH`, reading YAML events (no recursion)."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    raise ConfigError(
+                        f"{source}:{mark.line + 1}:{mark.column + 1}: nested more than {MAX_DEPTH} levels deep; "
+                        "a config is a few levels of keys: check the file"
+                    )
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the composer reports the syntax error with its line
+
+
+def _check_expanded_size(root: yaml.Node, source: str) -> None:
+    """Reject aliases that expand to more than :data:`MAX_NODES` values (a "billion laughs"
+    file) or that contain themselves; each node's expanded size is computed once."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in busy:
+            raise ConfigError(
+                f"{source}:{node.start_mark.line + 1}: an alias (*name) refers to a value that contains it; "
+                "a config cannot be recursive"
+            )
+        busy.add(key)
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(size(item) for item in node.value)
+        busy.discard(key)
+        sizes[key] = total
+        if total > MAX_NODES:
+            raise ConfigError(
+                f"{source}:{node.start_mark.line + 1}: aliases (*name) expand this value to more than "
+                f"{MAX_NODES:,} entries; write the values out or use fewer nested aliases"
+            )
+        return total
+
+    size(root)
+
+
+def _reject_duplicate_keys(node: yaml.Node, path: tuple[Any, ...], source: str, seen_nodes: set[int]) -> None:
     # YAML silently keeps the last of two equal keys; in a config that hides a mistake.
+    if id(node) in seen_nodes:  # an alias: already checked where it was defined
+        return
+    seen_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -142,10 +243,10 @@ def _reject_duplicate_keys(node: yaml.Node, path: tuple[Any, ...], source: str) 
                         f"{source}:{key_node.start_mark.line + 1}: key '{dotted(path + (key,))}' appears twice"
                     )
                 seen.add(key)
-            _reject_duplicate_keys(value_node, path + (key,), source)
+            _reject_duplicate_keys(value_node, path + (key,), source, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _reject_duplicate_keys(item, path + (i,), source)
+            _reject_duplicate_keys(item, path + (i,), source, seen_nodes)
 
 
 def _interpolate(value: Any, path: tuple[Any, ...], env: Mapping[str, str], source: str, nodes: NodeIndex) -> Any:

@@ -28,8 +28,18 @@ from __future__ import annotations
 import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
+from edgevox.config.fields import (
+    HOUR_S,
+    Milliseconds,
+    Seconds,
+    Section,
+    ShortSeconds,
+    Temperature,
+    Threads,
+    Tokens,
+)
 from edgevox.integrations.config import BridgesConfig
 from edgevox.orchestration.config import OrchestrationConfig
 
@@ -39,22 +49,12 @@ REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Z
 Ref = Annotated[str, Field(pattern=REF_PATTERN)]
 """A reference to Python code: ``package.module:attribute`` (e.g. ``my_robot.tools:move``)."""
 
-PosFloat = Annotated[StrictFloat, Field(gt=0)]
-NonNegFloat = Annotated[StrictFloat, Field(ge=0)]
-PosInt = Annotated[StrictInt, Field(ge=1)]
-NonNegInt = Annotated[StrictInt, Field(ge=0)]
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 """An agent/workflow/background-agent name: letters, digits, ``_`` and ``-``."""
 
 Overflow = Literal["drop_oldest", "drop_new"]  # a background agent never blocks its publisher
 Restart = Literal["permanent", "transient", "temporary"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
-
-
-class Section(BaseModel):
-    """Base of every config model: unknown keys are errors, values are validated on assignment."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
 
 # --- engines -----------------------------------------------------------------------------------
@@ -72,8 +72,10 @@ class STTConfig(Section):
         description="Model reference: a builtin name (`edgevox models list`), a local path, or a hub reference `hf:owner/repo[/file]`.",
     )
     language: StrictStr = Field("en", description="Spoken language (ISO 639-1 code).")
-    beam_size: PosInt = Field(1, description="Beam search width; 1 is greedy and fastest.")
-    cpu_threads: PosInt = Field(2, description="CPU threads used by the STT engine.")
+    beam_size: Annotated[StrictInt, Field(ge=1, le=32)] = Field(
+        1, description="Beam search width; 1 is greedy and fastest."
+    )
+    cpu_threads: Threads = Field(2, description="CPU threads used by the STT engine.")
     vocabulary: list[StrictStr] = Field(
         default_factory=list,
         description="Words and phrases that bias recognition (robot names, room names...). The active agent's tool names and enum values are added automatically.",
@@ -99,12 +101,21 @@ class LLMConfig(Section):
         "smollm2-135m",
         description="Model reference: builtin name, path to a `.gguf` file, or `hf:owner/repo/file.gguf`.",
     )
-    context_tokens: PosInt = Field(2048, description="Context window in tokens.")
-    max_tokens: PosInt = Field(256, description="Maximum tokens generated per reply.")
-    temperature: NonNegFloat = Field(0.2, description="Sampling temperature; 0 is deterministic.")
-    threads: PosInt = Field(2, description="CPU threads used for generation.")
-    seed: NonNegInt = Field(0, description="Random seed for sampling.")
+    context_tokens: Tokens = Field(2048, description="Context window in tokens.")
+    max_tokens: Tokens = Field(256, description="Maximum tokens generated per reply.")
+    temperature: Temperature = Field(0.2, description="Sampling temperature; 0 is deterministic.")
+    threads: Threads = Field(2, description="CPU threads used for generation.")
+    seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] = Field(0, description="Random seed for sampling.")
     options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
+
+    @model_validator(mode="after")
+    def _reply_fits(self) -> LLMConfig:
+        if self.max_tokens > self.context_tokens:
+            raise ValueError(
+                f"max_tokens = {self.max_tokens} is more than the context window (context_tokens = "
+                f"{self.context_tokens}); a reply cannot be longer than the context: lower max_tokens"
+            )
+        return self
 
 
 class TTSConfig(Section):
@@ -115,10 +126,12 @@ class TTSConfig(Section):
         "piper-joe-medium",
         description="Voice model reference: builtin name, path to a Piper `.onnx`, or hub reference.",
     )
-    speaker_id: NonNegInt | None = Field(
+    speaker_id: Annotated[StrictInt, Field(ge=0, le=100_000)] | None = Field(
         None, description="Speaker of a multi-speaker voice; null = the voice's default."
     )
-    length_scale: PosFloat = Field(1.0, description="Speaking-rate factor: >1 is slower, <1 faster.")
+    length_scale: Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
+        1.0, description="Speaking-rate factor: >1 is slower, <1 faster."
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
 
 
@@ -136,17 +149,19 @@ class VADConfig(Section):
 class EndpointingConfig(Section):
     """How speech is cut into utterances."""
 
-    pre_roll_ms: NonNegInt = Field(300, description="Audio kept from before speech was detected, in milliseconds.")
-    min_speech_ms: NonNegInt = Field(
+    pre_roll_ms: Milliseconds = Field(300, description="Audio kept from before speech was detected, in milliseconds.")
+    min_speech_ms: Milliseconds = Field(
         100,
         description="Voiced audio needed to start an utterance (and to barge in), in milliseconds; shorter bursts are ignored.",
     )
-    end_silence_ms: PosInt = Field(
+    end_silence_ms: Annotated[StrictInt, Field(ge=1, le=60_000)] = Field(
         300,
         description="Silence that ends an utterance, in milliseconds (trades latency against cutting the user off).",
     )
-    max_utterance_s: PosFloat = Field(15.0, description="An utterance is cut after this many seconds.")
-    pause_ms: NonNegInt = Field(
+    max_utterance_s: Annotated[StrictFloat, Field(gt=0, le=600)] = Field(
+        15.0, description="An utterance is cut after this many seconds."
+    )
+    pause_ms: Milliseconds = Field(
         60,
         description="Silence after which the audio so far is transcribed speculatively (before `end_silence_ms` confirms the end), in milliseconds; 0 = never. Used only with `voice.speculative_stt`.",
     )
@@ -162,18 +177,20 @@ class AudioInputConfig(Section):
         None,
         description="`device` (microphone), `file` (a WAV file, headless) or `text` (typed lines, no audio). Default: `file` when `file` is set, else `device`.",
     )
-    device: StrictStr | NonNegInt | None = Field(
+    device: StrictStr | Annotated[StrictInt, Field(ge=0, le=100_000)] | None = Field(
         None, description="Input device name (substring) or index from `edgevox devices`; null = system default."
     )
     file: StrictStr | None = Field(None, description="WAV file to read when `source` is `file`.")
     realtime: StrictBool = Field(
         True, description="Pace file input in real time (as a microphone would); false reads as fast as possible."
     )
-    device_sample_rate_hz: PosInt | None = Field(
+    device_sample_rate_hz: Annotated[StrictInt, Field(ge=1000, le=768_000)] | None = Field(
         None, description="Capture rate of the device in Hz; null = the device's default. Audio is resampled."
     )
-    block_ms: PosInt = Field(20, description="Capture block length in milliseconds.")
-    latency: Literal["low", "high"] | PosFloat = Field(
+    block_ms: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
+        20, description="Capture block length in milliseconds."
+    )
+    latency: Literal["low", "high"] | Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
         "low",
         description="Device latency PortAudio aims for: `low`, `high` (fewer overflows on a busy machine) or seconds.",
     )
@@ -194,15 +211,17 @@ class AudioOutputConfig(Section):
         None,
         description="`device` (speaker), `file` (write a WAV) or `none` (no audio; replies are shown as text). Default: `file` when `file` is set, else `device`.",
     )
-    device: StrictStr | NonNegInt | None = Field(
+    device: StrictStr | Annotated[StrictInt, Field(ge=0, le=100_000)] | None = Field(
         None, description="Output device name (substring) or index from `edgevox devices`; null = system default."
     )
     file: StrictStr | None = Field(None, description="WAV file to write when `sink` is `file`.")
-    device_sample_rate_hz: PosInt | None = Field(
+    device_sample_rate_hz: Annotated[StrictInt, Field(ge=1000, le=768_000)] | None = Field(
         None, description="Playback rate of the device in Hz; null = the TTS voice's rate. Audio is resampled."
     )
-    block_ms: PosInt = Field(10, description="Playback block length in milliseconds (bounds how fast audio stops).")
-    latency: Literal["low", "high"] | PosFloat = Field(
+    block_ms: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
+        10, description="Playback block length in milliseconds (bounds how fast audio stops)."
+    )
+    latency: Literal["low", "high"] | Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
         "low",
         description="Device latency PortAudio aims for: `low` (first audio and barge-in stop sooner), `high` (fewer underruns on a busy machine) or seconds.",
     )
@@ -237,10 +256,10 @@ class VoiceConfig(Section):
         "half_duplex",
         description="How the robot avoids hearing itself: `half_duplex` ignores the microphone while speaking (stop phrases still work), `energy_gate` counts speech only when louder than the playback, `off` trusts the VAD (use with a headset).",
     )
-    echo_tail_ms: NonNegInt = Field(
+    echo_tail_ms: Milliseconds = Field(
         300, description="`half_duplex`: the microphone still counts as echo this long after playback, in milliseconds."
     )
-    energy_gate_ratio: PosFloat = Field(
+    energy_gate_ratio: Annotated[StrictFloat, Field(gt=0, le=1000)] = Field(
         2.0, description="`energy_gate`: speech must be this many times louder (RMS) than the playback."
     )
     session_id: StrictStr = Field("default", description="Conversation id of the voice session.")
@@ -248,11 +267,11 @@ class VoiceConfig(Section):
         True,
         description="Transcribe during the end-of-speech silence (at `endpointing.pause_ms`) so the transcript is ready when the endpoint fires; costs CPU when the user only paused.",
     )
-    tts_priority_ms: NonNegInt = Field(
+    tts_priority_ms: Milliseconds = Field(
         400,
         description="The LLM pauses while the reply's next chunk is synthesized and less than this much audio is buffered, in milliseconds; 0 = never (on 2 cores the first sound comes sooner).",
     )
-    first_fragment_words: NonNegInt = Field(
+    first_fragment_words: Annotated[StrictInt, Field(ge=0, le=1000)] = Field(
         4,
         description="Speak the first this-many words at once if no clause or sentence mark came yet; 0 = wait for a clause mark.",
     )
@@ -276,7 +295,7 @@ class SafetyConfig(Section):
         "Stopped.",
         description="Said (and printed) once after a safety stop, from any source; empty = say nothing.",
     )
-    tool_timeout_s: Annotated[StrictFloat, Field(gt=0, le=3600)] = Field(
+    tool_timeout_s: ShortSeconds = Field(
         10.0,
         description="Deadline of one tool call in seconds, for tools that set none (`@tool(timeout_s=...)`); a call past it is reported as timed out and its late result is discarded.",
     )
@@ -308,13 +327,15 @@ class AgentConfig(Section):
         description="`module:function` that builds the agent instead, called as `factory(llm=..., **options)` (e.g. `edgevox.examples.home_robot:build_home_robot_agent`).",
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for `factory`.")
-    max_tool_hops: PosInt = Field(3, description="Maximum tool calls in one turn before the agent must answer.")
+    max_tool_hops: Annotated[StrictInt, Field(ge=1, le=100)] = Field(
+        3, description="Maximum tool calls in one turn before the agent must answer."
+    )
     speak_tool_results: StrictBool | None = Field(
         None,
         description="If a tool returns text, speak that text as the reply (no LLM reply after the call); `false` = the LLM phrases the reply from the tool's result. null = `true` for agents built from `tools`, the factory's own default for agents a `factory` builds (set it to override that).",
     )
-    max_tokens: PosInt | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
-    temperature: NonNegFloat | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")
+    max_tokens: Tokens | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
+    temperature: Temperature | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")
 
     @model_validator(mode="after")
     def _factory_excludes_tools(self) -> AgentConfig:
@@ -333,9 +354,9 @@ class WorkflowConfig(Section):
     )
     steps: list[Name] = Field(description="Agent or workflow names this workflow runs (one for loop/retry/timeout).")
     until: Ref | None = Field(None, description="loop: `module:function(result) -> bool` that ends the loop.")
-    max_iterations: PosInt = Field(3, description="loop: maximum iterations.")
-    attempts: PosInt = Field(2, description="retry: total attempts.")
-    timeout_s: PosFloat = Field(30.0, description="timeout: seconds before the step is cancelled.")
+    max_iterations: Annotated[StrictInt, Field(ge=1, le=10_000)] = Field(3, description="loop: maximum iterations.")
+    attempts: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(2, description="retry: total attempts.")
+    timeout_s: Seconds = Field(30.0, description="timeout: seconds before the step is cancelled.")
     reduce: Ref | None = Field(
         None, description="parallel: `module:function(results) -> result`; null joins the replies."
     )
@@ -363,7 +384,7 @@ class TriggerConfig(Section):
     function: Ref | None = Field(
         None, description="`module:function(event) -> str | None` that makes the task (None = ignore the event)."
     )
-    debounce_s: NonNegFloat = Field(
+    debounce_s: Annotated[StrictFloat, Field(ge=0, le=HOUR_S)] = Field(
         0.0,
         description="Wait until events have been quiet this long and run once for the last one (trailing edge); 0 = every event.",
     )
@@ -381,7 +402,9 @@ class BackgroundAgentConfig(Section):
     name: Name = Field(description="Unique name (used in events and logs).")
     agent: Name = Field(description="Name of the agent or workflow that runs the task.")
     trigger: TriggerConfig = Field(description="Which events start it and what task it gets.")
-    max_queue: PosInt = Field(32, description="Events waiting to be handled, at most.")
+    max_queue: Annotated[StrictInt, Field(ge=1, le=1_000_000)] = Field(
+        32, description="Events waiting to be handled, at most."
+    )
     overflow: Overflow = Field(
         "drop_oldest",
         description="When the queue is full: `drop_oldest` (keep the newest) or `drop_new`; drops are counted.",
@@ -390,8 +413,10 @@ class BackgroundAgentConfig(Section):
         "transient",
         description="`permanent` restarts after any exit, `transient` only after a crash, `temporary` never.",
     )
-    max_restarts: NonNegInt = Field(5, description="Restarts allowed within `restart_window_s` before giving up.")
-    restart_window_s: PosFloat = Field(60.0, description="Window for counting restarts, in seconds.")
+    max_restarts: Annotated[StrictInt, Field(ge=0, le=10_000)] = Field(
+        5, description="Restarts allowed within `restart_window_s` before giving up."
+    )
+    restart_window_s: Seconds = Field(60.0, description="Window for counting restarts, in seconds.")
 
 
 class PoolConfig(Section):
@@ -400,14 +425,18 @@ class PoolConfig(Section):
     agents: list[Name] = Field(
         default_factory=list, description="Agents (by name) to place in the pool; empty = all agents."
     )
-    max_concurrency: PosInt = Field(2, description="Agents running at the same time, at most.")
+    max_concurrency: Annotated[StrictInt, Field(ge=1, le=1024)] = Field(
+        2, description="Agents running at the same time, at most."
+    )
 
 
 # --- runtime and logging -----------------------------------------------------------------------
 
 
 class RuntimeConfig(Section):
-    shutdown_timeout_s: PosFloat = Field(2.0, description="Time allowed for a clean shutdown, in seconds.")
+    shutdown_timeout_s: Annotated[StrictFloat, Field(gt=0, le=600)] = Field(
+        2.0, description="Time allowed for a clean shutdown, in seconds."
+    )
 
 
 class LoggingConfig(Section):
@@ -466,6 +495,11 @@ class AppConfig(Section):
         known = list(self.agents) + list(self.workflows)
         _check_name("agent", self.agent, known)
         for name, agent in self.agents.items():
+            if agent.max_tokens is not None and agent.max_tokens > self.llm.context_tokens:
+                raise ValueError(
+                    f"agents.{name}.max_tokens = {agent.max_tokens} is more than llm.context_tokens = "
+                    f"{self.llm.context_tokens}; a reply cannot be longer than the context: lower it"
+                )
             for target in agent.handoffs:
                 _check_name(f"agents.{name}.handoffs", target, list(self.agents))
         for name, wf in self.workflows.items():

@@ -37,15 +37,46 @@ OnPlay = Callable[[int, float], None]
 """``on_play(samples, t_monotonic)``: ``samples`` just left the output at ``t_monotonic``."""
 
 
+MIN_RATE_HZ, MAX_RATE_HZ = 1000, 768_000
+_FIX = "save it as 16-bit PCM WAV, e.g. `ffmpeg -i IN -ac 1 -ar 16000 -c:a pcm_s16le OUT.wav`"
+
+
+def wav_info(path: str | Path) -> tuple[float, int]:
+    """Check a WAV file's header without reading its audio: ``(duration_s, rate_hz)``.
+
+    :class:`EngineError` (one line naming the file, the problem and the fix) when it cannot
+    be opened, is not PCM, says 0 Hz or an absurd rate, or holds no audio at all.
+    """
+    path = Path(path)
+    try:
+        with wave.open(str(path), "rb") as w:
+            rate, channels, frames = w.getframerate(), w.getnchannels(), w.getnframes()
+    except FileNotFoundError:
+        raise EngineError(f"{path}: no such file") from None
+    except (OSError, wave.Error, EOFError) as exc:
+        raise EngineError(f"{path}: cannot read WAV file ({exc}); {_FIX}") from None
+    if not MIN_RATE_HZ <= rate <= MAX_RATE_HZ:
+        raise EngineError(f"{path}: the WAV header says {rate} Hz, which no recording has; {_FIX}")
+    if channels < 1:
+        raise EngineError(f"{path}: the WAV header says {channels} channels; {_FIX}")
+    if frames == 0:
+        raise EngineError(f"{path}: the WAV file holds no audio (0 samples); record or choose a file with speech")
+    return frames / rate, rate
+
+
 def read_wav(path: str | Path) -> tuple[np.ndarray, int]:
     """Read a PCM WAV file (8/16/24/32-bit, any channels) as float32 mono and its rate in Hz."""
     path = Path(path)
+    wav_info(path)
     try:
         with wave.open(str(path), "rb") as w:
             rate, width, channels, n = w.getframerate(), w.getsampwidth(), w.getnchannels(), w.getnframes()
             raw = w.readframes(n)
     except (OSError, wave.Error, EOFError) as exc:
-        raise EngineError(f"cannot read WAV file {path}: {exc}") from exc
+        raise EngineError(f"{path}: cannot read WAV file ({exc}); {_FIX}") from exc
+    raw = raw[: len(raw) - len(raw) % (width * channels)]  # a truncated file ends mid-frame
+    if not raw:
+        raise EngineError(f"{path}: the WAV file holds no audio (its data is cut off); {_FIX}")
     if width == 1:
         data = (np.frombuffer(raw, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
     elif width == 2:

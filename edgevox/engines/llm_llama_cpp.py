@@ -42,6 +42,25 @@ if TYPE_CHECKING:
     from edgevox.runtime.context import CancelToken
 
 
+_ALWAYS_FITS_CTX = 4096
+"""Context windows up to this size are accepted without reading the model's metadata."""
+
+
+def _check_context(llama_cpp: Any, path: Path, n_ctx: int) -> None:
+    """Refuse a context window larger than the model was trained for (reads only the
+    vocabulary and metadata, ~0.2 s), before llama.cpp tries to allocate its cache."""
+    try:
+        meta = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False).metadata
+    except Exception as exc:  # noqa: BLE001 - llama.cpp raises ValueError/RuntimeError on bad files
+        raise ModelError(f"cannot load GGUF model {path}: {exc}") from exc
+    trained = next((int(v) for k, v in meta.items() if k.endswith(".context_length") and str(v).isdigit()), 0)
+    if trained and n_ctx > trained:
+        raise ModelError(
+            f"llm.context_tokens = {n_ctx} is more than {path.name} was trained for ({trained} tokens): "
+            f"set llm.context_tokens to at most {trained}"
+        )
+
+
 class LlamaCppLLM:
     """A chat LLM from a GGUF file. ``model``: a model reference (see :func:`edgevox.models.resolve`)."""
 
@@ -59,6 +78,8 @@ class LlamaCppLLM:
         from edgevox.models import resolve
 
         self.model_path = resolve(model)
+        if n_ctx > _ALWAYS_FITS_CTX:
+            _check_context(llama_cpp, self.model_path, n_ctx)
         self._llama_cpp = llama_cpp
         self._lock = threading.RLock()
         self._grammars: dict[str, Any] = {}

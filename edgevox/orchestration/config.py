@@ -25,19 +25,17 @@ import difflib
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
+from edgevox.config.fields import Seconds
+from edgevox.config.fields import Section as _Section
 from edgevox.errors import ConfigError
 
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
-PosInt = Annotated[StrictInt, Field(ge=1)]
-PosFloat = Annotated[StrictFloat, Field(gt=0)]
-NonNegFloat = Annotated[StrictFloat, Field(ge=0)]
+PosInt = Annotated[StrictInt, Field(ge=1, le=1000)]
+PosFloat = Seconds
+NonNegFloat = Annotated[StrictFloat, Field(ge=0, le=3600)]
 StrategyName = Literal["single", "conversation", "pipeline", "swarm", "supervisor", "loop"]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class PipelineSection(_Section):
