@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from edgevox.cli.args import COUNT
 from edgevox.errors import ConfigError
 
 BUILTIN_CLIPS = (
@@ -394,14 +395,14 @@ def add_latency_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
     p.add_argument("manifest", nargs="?", help="TSV with columns file, transcript (default: built-in command clips)")
-    p.add_argument("--clips", type=int, default=6, help="use at most this many clips (0 = all)")
-    p.add_argument("--barge-ins", type=int, default=3, help="barge-in trials")
-    p.add_argument("--stops", type=int, default=3, help="safety-stop trials")
+    p.add_argument("--clips", type=COUNT, default=6, help="use at most this many clips (0 = all)")
+    p.add_argument("--barge-ins", type=COUNT, default=3, help="barge-in trials")
+    p.add_argument("--stops", type=COUNT, default=3, help="safety-stop trials")
     p.add_argument(
-        "--end-silence-ms", type=int, default=300, help="endpointing silence (counts in the latency; default 300)"
+        "--end-silence-ms", type=COUNT, default=300, help="endpointing silence (counts in the latency; default 300)"
     )
     p.add_argument(
-        "--pause-ms", type=int, default=None, help="silence before speculative STT starts (default: the segmenter's)"
+        "--pause-ms", type=COUNT, default=None, help="silence before speculative STT starts (default: the segmenter's)"
     )
     p.add_argument(
         "--speculative",
@@ -411,18 +412,18 @@ def add_latency_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--tts-priority-ms",
-        type=int,
+        type=COUNT,
         default=None,
         help="pause the LLM while TTS runs with less than this much audio buffered (0 = off; default: VoiceSettings)",
     )
     p.add_argument(
         "--first-fragment-words",
-        type=int,
+        type=COUNT,
         default=None,
         help="chunker: force the first fragment after N words (0 = off; default: ChunkerSettings)",
     )
     p.add_argument("--trace", action="store_true", help="also print every plain turn's marks")
-    p.add_argument("--max-tokens", type=int, default=60, help="reply length limit")
+    p.add_argument("--max-tokens", type=COUNT, default=60, help="reply length limit")
     p.add_argument("--speech-dir", default=str(DEFAULT_SPEECH_DIR), help="folder of the built-in clips")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=_run)

@@ -35,6 +35,8 @@ import threading
 import time
 from typing import Any
 
+from edgevox.cli.args import COUNT, whole
+
 ROOMS = ("kitchen", "bedroom", "bathroom", "office", "living room")
 ANNOUNCEMENT = (
     "Here is a long announcement so that the robot is still talking when you say stop. "
@@ -48,8 +50,8 @@ def add_stop_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
         "stop",
         help="stop phrase -> every running skill cancelled and audio silent (p50/p95), with skills from earlier turns",
     )
-    p.add_argument("--trials", type=int, default=20, help="stop trials (default 20)")
-    p.add_argument("--busy", type=int, default=0, metavar="N", help="keep N cores busy while measuring")
+    p.add_argument("--trials", type=COUNT, default=20, help="stop trials (default 20)")
+    p.add_argument("--busy", type=whole(high=64), default=0, metavar="N", help="keep N cores busy while measuring")
     p.add_argument("--scripted", action="store_true", help="use the fake engines of edgevox.testing (no models)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_stop_bench)

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from edgevox.cli.args import whole
 from edgevox.errors import ConfigError
 
 # --- evaluation registry ----------------------------------------------------------------------
@@ -170,8 +171,8 @@ def register_stt(eval_sub: Any) -> None:
     p.add_argument("--vocab", help="comma-separated vocabulary (added to --vocab-file's)")
     p.add_argument("--model", default="whisper-tiny.en", help="STT model reference (default: whisper-tiny.en)")
     p.add_argument("--bias", choices=("prompt", "hotwords"), default="prompt", help="how the vocabulary biases Whisper")
-    p.add_argument("--beam-size", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2, help="CPU threads for the STT engine")
+    p.add_argument("--beam-size", type=whole(low=1, high=32), default=1)
+    p.add_argument("--threads", type=whole(low=1, high=256), default=2, help="CPU threads for the STT engine")
     p.add_argument("--show", action="store_true", help="print every clip's transcripts")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     p.set_defaults(func=_run_stt)

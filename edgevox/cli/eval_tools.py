@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from edgevox.cli.args import COUNT
+
 
 def add_tools_parser(eval_sub: Any) -> None:
     parser = eval_sub.add_parser("tools", help="tool-calling accuracy of an agent on JSONL cases, vs a baseline")
@@ -27,10 +29,10 @@ def add_tools_parser(eval_sub: Any) -> None:
     )
     parser.add_argument("--config", default="home_robot", help="config name or YAML path (default: home_robot)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unconstrained baseline")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
+    parser.add_argument("--limit", type=COUNT, default=0, help="only the first N cases")
     parser.add_argument(
         "--max-false-actions",
-        type=int,
+        type=COUNT,
         default=None,
         metavar="N",
         help="exit 1 when the agent made more than N calls the cases did not expect",

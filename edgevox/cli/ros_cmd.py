@@ -20,6 +20,8 @@ import sys
 import threading
 from typing import Any
 
+from edgevox.cli.args import whole
+
 
 def register(subparsers: Any) -> None:
     for which in ("ros2", "ros1"):
@@ -32,7 +34,7 @@ def register(subparsers: Any) -> None:
         p.add_argument("--namespace", help="topic namespace, e.g. /robot1/edgevox")
         p.add_argument("--node-name", help="ROS node name")
         if which == "ros2":
-            p.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID of the node")
+            p.add_argument("--domain-id", type=whole(high=232), help="ROS_DOMAIN_ID of the node")
         else:
             p.add_argument("--master-uri", help="ROS master, e.g. http://localhost:11311")
         p.add_argument(

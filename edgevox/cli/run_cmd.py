@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from edgevox.cli.args import SECONDS
 from edgevox.errors import AudioDeviceError, ConfigError, EdgeVoxError
 
 _NO_DEVICE_HELP = (
@@ -55,7 +56,9 @@ def register(subparsers: Any) -> None:
         choices=("yes", "no"),
         help="pace --input in real time like a microphone (default: the config's audio.input.realtime)",
     )
-    run.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds (headless runs)")
+    run.add_argument(
+        "--timeout", type=SECONDS, default=None, metavar="S", help="give up after S seconds (headless runs)"
+    )
     run.set_defaults(func=cmd_run)
 
     check = subparsers.add_parser(
@@ -89,6 +92,8 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, "text", False):
             raise ConfigError("--text and --input both choose the input; use one of them")
         path = Path(args.input)
+        if path.is_dir():
+            raise ConfigError(f"--input {args.input}: is a folder; give a WAV file")
         if not path.is_file():
             raise ConfigError(f"--input {args.input}: no such file")
         out["audio.input.source"] = "file"

@@ -225,3 +225,17 @@ def test_say_text_that_is_not_utf8_is_one_line(scripted_config, capsys):
     text = b"caf\xe9 please".decode("utf-8", "surrogateescape")  # what argv holds for latin-1 bytes
     assert main(["run", str(scripted_config), "--say", text]) == 2
     assert "--say: the text is not UTF-8 (byte 0xe9 at position 3)" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "1e999", "soon"])
+def test_a_bad_timeout_is_argparse_one_line_and_exit_2(scripted_config, capsys, value):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(scripted_config), "--say", "hi", f"--timeout={value}"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --timeout: '{value}'" in err and "Traceback" not in err
+
+
+def test_a_folder_given_as_input_is_named(scripted_config, tmp_path, capsys):
+    assert main(["run", str(scripted_config), "--input", str(tmp_path)]) == 2
+    assert f"--input {tmp_path}: is a folder; give a WAV file" in one_error_line(capsys)
