@@ -116,16 +116,29 @@ def _load(args: argparse.Namespace) -> Any:
     return load_config(args.config, overrides=config_overrides(args))
 
 
-def _configure_logging(config: Any, args: argparse.Namespace) -> None:
+def _configure_logging(config: Any, args: argparse.Namespace) -> logging.Handler | None:
+    """Set the log level; add ``logging.file``'s handler (returned, so the run removes it)."""
     root = logging.getLogger()
     global_level = str(getattr(args, "log_level", "WARNING")).upper()
     explicit = getattr(args, "run_log_level", None) or config.logging.level != "WARNING"
     # `edgevox --log-level DEBUG run X` (the global option) wins over the config's default level.
     root.setLevel(getattr(logging, config.logging.level if explicit or global_level == "WARNING" else global_level))
     if config.logging.file:
-        handler = logging.FileHandler(config.logging.file, encoding="utf-8")
+        handler = logging.StreamHandler(_open_for_append("logging.file", config.logging.file))
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
+        return handler
+    return None
+
+
+def _open_for_append(key: str, path: str) -> Any:
+    """A text file opened for appending, or one line naming the key, the path and why not."""
+    try:
+        return open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by the caller at exit
+    except OSError as exc:
+        raise ConfigError(
+            f"{key} = {path}: cannot write there ({exc.strerror or exc}); choose a file in a folder that exists"
+        ) from None
 
 
 def _explain_audio(exc: AudioDeviceError, config_name: str) -> ConfigError | AudioDeviceError:
@@ -139,11 +152,20 @@ def _explain_audio(exc: AudioDeviceError, config_name: str) -> ConfigError | Aud
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    config = _load(args)
+    log_handler = _configure_logging(config, args)
+    try:
+        return _run(config, args)
+    finally:
+        if log_handler is not None:
+            logging.getLogger().removeHandler(log_handler)
+            log_handler.close()
+
+
+def _run(config: Any, args: argparse.Namespace) -> int:
     from edgevox.app import App
     from edgevox.cli.status import JsonEvents, StatusView
 
-    config = _load(args)
-    _configure_logging(config, args)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
 
@@ -156,9 +178,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         wav_info(config.audio.input.file or "")
     if config.audio.input.source == "device" or config.audio.output.sink == "device":
         _require_audio_devices(args.config)  # before loading models: fail fast, with the fix
-    app = _build_with_progress(App, config, err, quiet=args.json)
+    events_file = (
+        _open_for_append("logging.events_file", config.logging.events_file) if config.logging.events_file else None
+    )
+    try:
+        app = _build_with_progress(App, config, err, quiet=args.json)
+    except BaseException:
+        if events_file is not None:
+            events_file.close()
+        raise
     tally = TurnTally()
     app.add_observer(tally.on_event)
+    if events_file is not None:
+        app.add_observer(JsonEvents(events_file).on_event)
     status: StatusView | None = None
     if args.json:
         app.add_observer(JsonEvents(sys.stdout).on_event)
@@ -189,6 +221,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if status is not None:
             status.stop()
         clean = app.stop(timeout_s=config.runtime.shutdown_timeout_s)
+        if events_file is not None:
+            events_file.close()
         signal.signal(signal.SIGINT, previous)
         signal.signal(signal.SIGTERM, previous_term)
     if not clean:

@@ -239,3 +239,19 @@ def test_a_bad_timeout_is_argparse_one_line_and_exit_2(scripted_config, capsys, 
 def test_a_folder_given_as_input_is_named(scripted_config, tmp_path, capsys):
     assert main(["run", str(scripted_config), "--input", str(tmp_path)]) == 2
     assert f"--input {tmp_path}: is a folder; give a WAV file" in one_error_line(capsys)
+
+
+def test_a_log_file_that_cannot_be_written_is_named_before_anything_loads(tmp_path, capsys):
+    config = write_config(tmp_path, extra=f"logging:\n  file: {tmp_path}/missing/folder/log.txt\n")
+    assert main(["run", str(config), "--say", "hi"]) == 2
+    assert f"logging.file = {tmp_path}/missing/folder/log.txt: cannot write there" in one_error_line(capsys)
+
+
+def test_events_file_records_every_event_of_the_run(tmp_path, capsys):
+    import json
+
+    events = tmp_path / "events.jsonl"
+    config = write_config(tmp_path, extra=f"logging:\n  events_file: {events}\n")
+    assert main(["run", str(config), "--say", "hi"]) == 0
+    kinds = [json.loads(line)["kind"] for line in events.read_text().splitlines()]
+    assert "voice.transcript" in kinds and "voice.turn_done" in kinds
