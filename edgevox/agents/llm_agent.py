@@ -35,7 +35,7 @@ from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.memory import MemoryStore, clean_turn_text
 from edgevox.agents.parsing import calls_tool_by_name, looks_like_call, parse_reply
 from edgevox.agents.skills import Skill, SkillExecutor
-from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool
+from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool, value_in_words
 from edgevox.errors import AgentError, EdgeVoxError, ToolArgumentError
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
@@ -282,7 +282,7 @@ class LLMAgent:
                 and not _looks_like_machine_text(tr.value)
             ):
                 # (A result that is data - JSON, markup - is phrased by the model instead.)
-                yield from self._emit_text(tr.value, ctx, result)
+                yield from self._emit_text(value_in_words(tr.value), ctx, result)
                 return
             # The result goes to the model in plain words inside the user's turn: a JSON assistant
             # message is what a small model then copies into its reply, and a "tool" message
@@ -458,29 +458,18 @@ def _looks_like_machine_text(text: str) -> bool:
     return looks_like_call(text) or not re.search(r"\w", re.sub(r"<[^>]*>|\{.*?\}", " ", text))
 
 
-def _plain(value: Any) -> str:
-    """A tool's value in words (no JSON/repr braces for the model to copy)."""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {_plain(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple, set)):
-        return ", ".join(_plain(v) for v in value)
-    return "nothing" if value is None else str(value)
-
-
 def _tool_note(call: ToolCall, tr: ToolResult) -> str:
     """What a tool call did, in words, for the reply prompt."""
     what = call.name.replace("_", " ")
     if tr.ok:
-        return f"(The {what} tool ran. Result: {_plain(tr.value) or 'done'}. Tell me about it in one short sentence.)"
+        return f"(The {what} tool ran. Result: {value_in_words(tr.value) or 'done'}. Tell me about it in one short sentence.)"
     return f"(The {what} tool failed: {tr.error}. Tell me in one short sentence.)"
 
 
 def _fallback_reply(tr: ToolResult) -> str:
     """The reply when the model's words after a tool call are unusable."""
     if tr.ok and isinstance(tr.value, str) and tr.value.strip() and not _looks_like_machine_text(tr.value.strip()):
-        return tr.value.strip()
+        return value_in_words(tr.value)
     return "Done." if tr.ok else "Sorry, I could not do that."
 
 

@@ -38,6 +38,7 @@ import dataclasses
 import inspect
 import math
 import re
+import threading
 import types
 import typing
 import uuid
@@ -75,10 +76,69 @@ class ToolResult:
     error_kind: str = ""
 
     def as_text(self) -> str:
-        """The result as the model sees it."""
+        """The result as the model sees it (at most :data:`MAX_RESULT_CHARS`, whatever the value)."""
         if self.ok:
-            return self.value if isinstance(self.value, str) else repr(self.value)
+            return value_in_words(self.value)
         return f"error: {self.error}"
+
+
+MAX_RESULT_CHARS = 1000
+"""A tool's result is cut to this many characters for the model, events and speech: a tool
+that returns a log dump must not fill the context window or talk for an hour."""
+
+
+def value_in_words(value: Any, limit: int = MAX_RESULT_CHARS) -> str:
+    """A tool's value as plain words (no JSON/repr braces for a model to copy), at most ``limit``
+    characters. Never raises: nested or self-containing values are cut, and a value whose
+    ``str`` fails is named by its type."""
+    parts: list[str] = []
+    size = 0
+    seen: set[int] = set()
+
+    def add(text: str) -> bool:
+        nonlocal size
+        parts.append(text)
+        size += len(text)
+        return size < limit
+
+    def walk(v: Any, depth: int) -> bool:
+        if isinstance(v, str):
+            return add(v.strip())
+        if v is None:
+            return add("nothing")
+        if isinstance(v, (dict, list, tuple, set, frozenset)):
+            if id(v) in seen or depth > 4:
+                return add("...")
+            seen.add(id(v))
+            items = list(v.items()) if isinstance(v, dict) else list(v)
+            for i, item in enumerate(items):
+                if i and not add(", "):
+                    return False
+                if isinstance(v, dict):
+                    key, item = item
+                    if not add(f"{_safe_str(key)}: "):
+                        return False
+                if not walk(item, depth + 1):
+                    return False
+            return True
+        return add(_safe_str(v))
+
+    walk(value, 0)
+    text = "".join(parts)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    cut = cut[: end + 1] if end > limit // 2 else cut.rsplit(" ", 1)[0]
+    return f"{cut} ..."
+
+
+def _safe_str(value: Any) -> str:
+    try:
+        text = str(value)
+    except Exception:  # noqa: BLE001 - a value whose __str__ fails is named by its type
+        return f"a {type(value).__name__} value"
+    return text if len(text) <= 4 * MAX_RESULT_CHARS else text[: 4 * MAX_RESULT_CHARS]
 
 
 @dataclass(frozen=True)
@@ -174,7 +234,15 @@ class Tool:
         except (Cancelled, ToolExecutionError):
             raise
         except Exception as exc:  # noqa: BLE001 - any failure inside a tool is a tool failure
-            raise ToolExecutionError(f"tool {self.name!r} failed: {type(exc).__name__}: {exc}", tool=self.name) from exc
+            raise ToolExecutionError(
+                f"tool {self.name!r} failed: {type(exc).__name__}: {_safe_str(exc)}", tool=self.name
+            ) from exc
+        except SystemExit as exc:  # a tool never ends the process
+            raise ToolExecutionError(f"tool {self.name!r} called sys.exit({exc.code!r})", tool=self.name) from exc
+        except KeyboardInterrupt as exc:
+            if threading.current_thread() is threading.main_thread():
+                raise  # Ctrl-C while the tool ran in the caller's thread: the user's, not the tool's
+            raise ToolExecutionError(f"tool {self.name!r} raised KeyboardInterrupt", tool=self.name) from exc
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (no validation), as plain Python."""

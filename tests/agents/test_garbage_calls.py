@@ -81,3 +81,51 @@ def test_words_are_kept_when_the_model_only_decorates_them():
     ]:
         agent = LLMAgent("robot", llm=ScriptedLLM([text]), tools=[move])
         assert agent.run("tell me a joke", None).text == expected
+
+
+# --- what tools return -----------------------------------------------------------------------
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("str broke")
+
+    __repr__ = __str__
+
+
+def _recursive() -> list:
+    loop: list = []
+    loop.append(loop)
+    return loop
+
+
+@pytest.mark.parametrize(
+    ("returns", "ok", "expected"),
+    [
+        (lambda: "Moved. " * 200_000, True, "Moved. Moved."),
+        (lambda: _Unprintable(), True, "a _Unprintable value"),
+        (_recursive, True, "..."),
+        (lambda: {"pose": {"x": 1.0, "y": [1, 2, {"z": 3}]}}, True, "pose: x: 1.0, y: 1, 2, z: 3"),
+        (lambda: __import__("sys").exit(4), False, "called sys.exit(4)"),
+        (lambda: (_ for _ in ()).throw(KeyboardInterrupt()), False, "raised KeyboardInterrupt"),
+    ],
+    ids=["huge", "unprintable", "recursive", "nested", "sys.exit", "keyboard-interrupt"],
+)
+def test_whatever_a_tool_returns_or_raises_the_turn_ends_and_the_next_one_works(returns, ok, expected):
+    from edgevox.agents.tools import MAX_RESULT_CHARS
+
+    @tool
+    def report() -> str:
+        """Report the robot's state."""
+        return returns()
+
+    llm = ScriptedLLM(['<tool_call>{"name": "report", "arguments": {}}</tool_call>'], default="All good.")
+    agent = LLMAgent("robot", llm=llm, tools=[report], decoder=FreeTextDecoder(), speak_tool_results=True)
+    result = agent.run("report", None)
+    (call,) = result.tool_calls
+    assert call.ok is ok
+    text = call.as_text()
+    assert expected in text
+    assert len(text) <= MAX_RESULT_CHARS + 10
+    assert len(result.text) <= MAX_RESULT_CHARS + 10  # a log dump is never spoken whole
+    assert agent.run("thanks", None).text == "All good."
