@@ -353,7 +353,7 @@ class TemplateTrigger:
         data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
         try:
             return self.template.format_map(data)
-        except (KeyError, IndexError, AttributeError):
+        except (KeyError, IndexError, AttributeError, ValueError, TypeError):  # a field missing or of another type
             self.missing += 1
             return None
 

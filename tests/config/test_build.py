@@ -48,6 +48,10 @@ def test_a_task_template_is_filled_from_the_event_fields():
     trigger = TemplateTrigger("The user said {text!r} (turn {turn_id}).")
     assert trigger(TranscriptEvent(text="hello", turn_id=3)) == "The user said 'hello' (turn 3)."
     assert TemplateTrigger("{missing}")(TranscriptEvent(text="x")) is None
+    # A field of another type than the template's format expects (a peer sent text) is missing, not a crash.
+    numeric = TemplateTrigger("Battery at {turn_id:d} percent.")
+    assert numeric(TranscriptEvent(text="x", turn_id="low")) is None  # type: ignore[arg-type]
+    assert numeric.missing == 1
 
 
 def test_a_custom_llm_engine_is_built_from_a_reference_with_its_options():
