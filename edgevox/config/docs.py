@@ -64,6 +64,17 @@ Every key is optional; the defaults below apply. Rules:
 - **Model references** are a builtin name (`edgevox models list`), a local path, or a hub
   reference `hf:owner/repo[/file]` (downloaded when online, verified by checksum).
 - **Units** are in key names: `_s` seconds, `_ms` milliseconds, `_hz` Hertz.
+- **Numbers are finite and bounded**: `.inf`, `.nan` or `${T:-1e999}` are errors, and every
+  duration and count has a sane upper limit (shown below as `<=`); `llm.max_tokens` (and
+  an agent's `max_tokens`) cannot exceed `llm.context_tokens`, and a `context_tokens`
+  above 4096 is checked against what the model was trained for when it loads.
+- **The file itself** must be UTF-8 text (the error names the line and column of the first
+  byte that is not), at most 4 MB, nested at most 64 levels, and its YAML aliases may
+  expand to at most 100,000 values (a "billion laughs" file is refused at once).
+- **Code references that fail to import** name the module and what went wrong (the
+  exception and its line, the syntax error's line, or a `sys.exit` at import), in `run`
+  and in `check`; `check` also imports any `module:factory` engine and checks it accepts
+  the section's `options`, and a custom engine must provide its protocol's methods.
 - Command-line options override the file: `--input FILE.wav` sets `audio.input`,
   `--output FILE.wav` sets `audio.output`, `--text` sets `audio.input.source: text`
   and `audio.output.sink: none`, `--log-level` sets `logging.level`.
