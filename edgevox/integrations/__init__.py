@@ -4,8 +4,11 @@ Modules (each imports its engine only when a bridge starts, so ``import edgevox.
 stays light):
 
 * ``config``        - ``BridgesConfig`` (the YAML ``bridges`` section)
-* ``serialization`` - explicit JSON envelopes for events; echo-loop marks (no pickle)
+* ``serialization`` - explicit JSON envelopes for events, checked field by field on arrival;
+  size and nesting limits; echo-loop marks (no pickle)
+* ``limits``        - counters, rate limits, the bounded inbox, peer timeout clamping
 * ``zenoh_bridge``  - ``ZenohBridge``: selected event kinds + blackboard requests over Zenoh
+* ``zenoh_serve``   - serving peers' blackboard requests (allowlist, no overwrite, no waiting worker)
 * ``ros_common``    - ``RosBridgeCore``: topics, JSON messages and the skill goal protocol
 * ``ros2``          - ``Ros2Bridge`` (rclpy, own context + MultiThreadedExecutor, or a host node)
 * ``ros1``          - ``Ros1Bridge`` (rospy)

@@ -18,6 +18,16 @@ Skill goals: a ``skill/goal`` message starts a :class:`~edgevox.agents.skills.Sk
 bridge's :class:`~edgevox.agents.skills.SkillExecutor`; the goal runs on a skill worker
 thread, so the ROS threads stay free to receive ``skill/cancel`` or ``stop`` while it runs.
 A ``control.stop`` on the bus (from ROS, voice or anywhere) cancels every goal started here.
+
+Incoming messages are untrusted (any node on the ROS graph may publish). :meth:`handle`
+applies, in order: a rate limit per topic (``max_messages_per_s``), a size limit
+(``max_message_bytes``), then JSON parsing with a nesting limit (``max_depth``; NaN and
+Infinity refused) and a strict pydantic check of goal, cancel and text messages (unknown
+fields, a non-string ``goal_id``, ``args`` that is not an object are refused). Each refusal is
+counted in :attr:`RosBridgeCore.counters`, logged (one line per kind of problem at most every
+5 s) and, for ``skill/goal`` and ``skill/cancel``, answered on ``skill/result`` (status
+``rejected`` or ``cancel_rejected``) with what was wrong. A rate-limited ``stop`` still cancels
+the goals started here; only its bus event is dropped. Nothing raises into a ROS callback.
 """
 
 from __future__ import annotations
@@ -30,10 +40,13 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from edgevox.errors import BusClosedError, ToolArgumentError
-from edgevox.integrations.serialization import event_to_json_dict
+from edgevox.integrations.limits import BadInputLog, BridgeCounters, TokenBucket
+from edgevox.integrations.serialization import SerializationError, _finite, decode_json, event_to_json_dict
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event, InterruptEvent, StopEvent
 
@@ -47,7 +60,48 @@ log = logging.getLogger(__name__)
 TextHandler = Callable[[str], Any]
 
 INCOMING_ROLES = ("text_input", "say", "interrupt", "stop", "skill_goal", "skill_cancel")
+COUNTERS = (
+    "received",
+    "rate_limited",
+    "oversized",
+    "too_deep",
+    "invalid",
+    "unknown_goal",
+    "goals_rejected",
+    "inbox_dropped",
+    "outbox_dropped",
+)
+"""Names in :attr:`RosBridgeCore.counters`. ``received``: messages that passed the rate and size
+limits; ``oversized``, ``too_deep``, ``invalid``: refused input; ``unknown_goal``: a cancel
+for a goal not running here; ``goals_rejected``: well-formed goals refused (unknown skill, bad
+arguments, busy); ``inbox_dropped``/``outbox_dropped``: queues full."""
+BAD_INPUT = ("oversized", "too_deep", "invalid", "unknown_goal")
 _STOP = object()
+_GOAL_ID = Annotated[StrictStr, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:/-]+$")]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class GoalMessage(_Message):
+    """``skill/goal``: ``{"goal_id": "g1", "skill": "patrol", "args": {"laps": 3}}``."""
+
+    goal_id: _GOAL_ID | None = None
+    skill: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    args: dict[StrictStr, Any] = Field(default_factory=dict)
+
+
+class CancelMessage(_Message):
+    """``skill/cancel``: ``{"goal_id": "g1"}``, or ``{}`` for every goal started here."""
+
+    goal_id: _GOAL_ID | None = None
+
+
+class TextMessage(_Message):
+    """``text_input`` / ``say`` as JSON: ``{"text": "..."}`` (plain text works too)."""
+
+    text: StrictStr
 
 
 def resolve_topic(namespace: str, name: str) -> str:
@@ -87,6 +141,7 @@ class RosBridgeCore:
         self.publish_map = {resolve_topic(ns, t): kinds for t, kinds in topics.publish.items()}
         self.feedback_topic = resolve_topic(ns, topics.skill_feedback)
         self.result_topic = resolve_topic(ns, topics.skill_result)
+        self.cancel_topic = resolve_topic(ns, topics.skill_cancel)
         self._incoming = {resolve_topic(ns, getattr(topics, role)): role for role in INCOMING_ROLES}
         self._outbox: deque[tuple[str, str]] = deque()
         self._outbox_lock = threading.Lock()
@@ -96,10 +151,20 @@ class RosBridgeCore:
         self._wake: Callable[[], None] = lambda: None
         self._subs: list[Subscription] = []
         self._worker: threading.Thread | None = None
-        self.dropped = 0
+        self.counters = BridgeCounters(COUNTERS)
+        self._rate = TokenBucket(config.max_messages_per_s)
+        self._bad_log = BadInputLog(log, f"{bridge} bridge {config.namespace}")
+
+    @property
+    def dropped(self) -> int:
         """Outgoing messages discarded because the outbox was full."""
-        self.bad_messages = 0
-        """Incoming messages that could not be parsed (each also logged)."""
+        return self.counters["outbox_dropped"]
+
+    @property
+    def bad_messages(self) -> int:
+        """Incoming messages refused as malformed, oversized, too deep, or cancelling no goal."""
+        snapshot = self.counters.snapshot()
+        return sum(snapshot[name] for name in BAD_INPUT)
 
     # -- topics ------------------------------------------------------------------------------
 
@@ -153,7 +218,7 @@ class RosBridgeCore:
 
     def _on_event(self, event: Event) -> None:
         """Bus worker thread: one JSON message per matching topic."""
-        data = json.dumps(event_to_json_dict(event), ensure_ascii=False)
+        data = _dumps(event_to_json_dict(event))
         kind = event.kind
         for topic, kinds in self.publish_map.items():
             if any(p == "*" or p == kind or _fnmatch(kind, p) for p in kinds):
@@ -163,7 +228,7 @@ class RosBridgeCore:
         with self._outbox_lock:
             if len(self._outbox) >= self.config.max_outbox:
                 self._outbox.popleft()
-                self.dropped += 1
+                self.counters.add("outbox_dropped")
             self._outbox.append((topic, data))
         self._wake()
 
@@ -177,8 +242,41 @@ class RosBridgeCore:
     # -- incoming (ROS callback threads) ---------------------------------------------------------
 
     def handle(self, topic: str, data: str) -> None:
-        """Called by the transport on a ROS thread for a message on an incoming topic. Quick."""
+        """Called by the transport on a ROS thread for a message on an incoming topic. Quick,
+        never raises (see the module docstring for the checks)."""
+        try:
+            self._handle(topic, data)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: count it, say it
+            self.counters.add("invalid")
+            self._bad_log.warn("internal", f"message on {topic} not handled: {type(exc).__name__}: {exc}")
+
+    def _handle(self, topic: str, data: str) -> None:
         role = self._incoming.get(topic)
+        if role is None:
+            self._bad(topic, "invalid", "not an incoming topic of this bridge")
+            return
+        limited = not self._rate.allow(topic)
+        if limited:
+            self.counters.add("rate_limited")
+            self._bad_log.warn(
+                f"rate-{role}",
+                f"messages on {topic} dropped: more than {self.config.max_messages_per_s:g} per second "
+                f"(bridges.{self.bridge}.max_messages_per_s)",
+            )
+            if role == "stop":
+                self.cancel_goals("stop")  # a stop is never ignored by the goals started here
+            return
+        size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else -1
+        if size < 0 or size > self.config.max_message_bytes:
+            what = "not a string" if size < 0 else f"{size:,} bytes"
+            self._refuse(
+                topic,
+                role,
+                "oversized" if size >= 0 else "invalid",
+                f"message is {what}, over bridges.{self.bridge}.max_message_bytes = {self.config.max_message_bytes:,}",
+            )
+            return
+        self.counters.add("received")
         try:
             if role == "interrupt":
                 self._publish(InterruptEvent(source=self.bridge, reason=data or f"{self.bridge} interrupt"))
@@ -186,20 +284,45 @@ class RosBridgeCore:
                 self.cancel_goals(data or "stop")
                 self._publish(StopEvent(source=self.bridge, reason=data or f"{self.bridge} stop"))
             elif role in ("text_input", "say"):
-                text = _text_of(data)
+                text = self._text_of(data)
                 if text:
                     try:
                         self._inbox.put_nowait((role, text))
                     except queue.Full:
-                        self._bad(topic, "inbox full (the runtime is not keeping up); message dropped")
+                        self.counters.add("inbox_dropped")
+                        self._bad_log.warn(
+                            "inbox", f"message on {topic} dropped: the runtime is not keeping up (inbox full)"
+                        )
             elif role == "skill_goal":
-                self._start_goal(data)
+                self._start_goal(self._parse(GoalMessage, data))
             elif role == "skill_cancel":
-                self._cancel_goal(data)
-            else:
-                self._bad(topic, "not an incoming topic of this bridge")
-        except ValueError as exc:
-            self._bad(topic, str(exc))
+                self._cancel_goal(self._parse(CancelMessage, data) if data.strip() else CancelMessage())
+        except SerializationError as exc:
+            self._refuse(topic, role, exc.reason, str(exc), goal_id=_goal_id_of(data) if "goal" in role else "")
+
+    def _parse(self, model: type[_Message], data: str) -> Any:
+        value = decode_json(data, max_depth=self.config.max_depth)
+        if not isinstance(value, dict):
+            raise SerializationError(f"expected a JSON object, got {type(value).__name__}")
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            raise SerializationError(_describe(exc)) from None
+
+    def _text_of(self, data: str) -> str:
+        """Plain text, or the ``text`` of a JSON object (so clients may send either)."""
+        stripped = data.strip()
+        if stripped.startswith("{"):
+            return self._parse(TextMessage, stripped).text.strip()
+        return stripped
+
+    def _refuse(self, topic: str, role: str, reason: str, why: str, *, goal_id: str = "") -> None:
+        """Count and log a refused message; a goal or cancel is also answered on ``skill/result``."""
+        self._bad(topic, reason, why)
+        if role == "skill_goal":
+            self._result(goal_id, "", "rejected", error=f"goal message refused: {why}")
+        elif role == "skill_cancel":
+            self._result(goal_id, "", "cancel_rejected", error=f"cancel message refused: {why}")
 
     def _publish(self, event: Event) -> None:
         try:
@@ -207,9 +330,9 @@ class RosBridgeCore:
         except BusClosedError:
             pass  # runtime shutting down first; nothing left to tell
 
-    def _bad(self, topic: str, why: str) -> None:
-        self.bad_messages += 1
-        log.warning("%s bridge: message on %s ignored: %s", self.bridge, topic, why)
+    def _bad(self, topic: str, reason: str, why: str) -> None:
+        self.counters.add(reason)
+        self._bad_log.warn(reason, f"message on {topic} ignored: {why}")
 
     def _inbox_loop(self) -> None:
         while True:
@@ -219,7 +342,9 @@ class RosBridgeCore:
             role, text = item
             handler = self.on_text if role == "text_input" else self.on_say
             if handler is None:
-                self._bad(role, f"no {role} handler was given to the bridge")
+                self._bad(
+                    role, "invalid", f"no {role} handler was given to the bridge; pass on_{role.split('_')[0]}=..."
+                )
                 continue
             try:
                 handler(text)
@@ -232,46 +357,46 @@ class RosBridgeCore:
 
     def _result(self, goal_id: str, skill: str, status: str, result: Any = None, error: str = "") -> None:
         body = {"goal_id": goal_id, "skill": skill, "status": status, "result": _plain(result), "error": error}
-        self._post(self.result_topic, json.dumps(body, ensure_ascii=False))
+        self._post(self.result_topic, _dumps(body))
 
-    def _start_goal(self, data: str) -> None:
-        msg = _json_object(data)
-        goal_id = str(msg.get("goal_id") or uuid.uuid4().hex[:12])
-        name = msg.get("skill")
-        args = msg.get("args") or {}
-        skill = self.skills.get(name) if isinstance(name, str) else None
+    def _start_goal(self, msg: GoalMessage) -> None:
+        goal_id = msg.goal_id or uuid.uuid4().hex[:12]
+        name = msg.skill
+        skill = self.skills.get(name)
         if skill is None:
             known = ", ".join(sorted(self.skills)) or "none"
-            self._result(goal_id, str(name), "rejected", error=f"unknown skill {name!r}; known skills: {known}")
+            self._reject_goal(goal_id, name, f"unknown skill {name!r}; known skills: {known}")
             return
         with self._goals_lock:
             if goal_id in self._goals:
-                self._result(goal_id, name, "rejected", error=f"goal_id {goal_id!r} is already running")
+                self._reject_goal(goal_id, name, f"goal_id {goal_id!r} is already running; use a new goal_id")
                 return
             if len(self._goals) >= self.config.max_concurrent_goals or self._executor is None:
-                self._result(
-                    goal_id, name, "rejected", error=f"{len(self._goals)} goals already running (max_concurrent_goals)"
+                self._reject_goal(
+                    goal_id, name, f"{len(self._goals)} goals already running (max_concurrent_goals); retry later"
                 )
                 return
             try:
                 # self.ctx directly: the goal's token is a child of ours and detaches when done.
-                handle = skill.start(args, self.ctx, self._executor)
+                handle = skill.start(msg.args, self.ctx, self._executor)
             except ToolArgumentError as exc:
-                self._result(goal_id, name, "rejected", error=str(exc))
+                self._reject_goal(goal_id, name, str(exc))
                 return
             self._goals[goal_id] = handle
         self._post(
-            self.feedback_topic, json.dumps({"goal_id": goal_id, "skill": name, "status": "accepted", "feedback": None})
+            self.feedback_topic, _dumps({"goal_id": goal_id, "skill": name, "status": "accepted", "feedback": None})
         )
         handle.add_feedback_listener(
             lambda fb: self._post(
                 self.feedback_topic,
-                json.dumps(
-                    {"goal_id": goal_id, "skill": name, "status": "running", "feedback": _plain(fb)}, ensure_ascii=False
-                ),
+                _dumps({"goal_id": goal_id, "skill": name, "status": "running", "feedback": _plain(fb)}),
             )
         )
         handle.add_done_callback(lambda h: self._goal_done(goal_id, h))
+
+    def _reject_goal(self, goal_id: str, skill: str, error: str) -> None:
+        self.counters.add("goals_rejected")
+        self._result(goal_id, skill, "rejected", error=error)
 
     def _goal_done(self, goal_id: str, handle: GoalHandle) -> None:
         with self._goals_lock:
@@ -282,16 +407,20 @@ class RosBridgeCore:
             result = handle.result(0)
         self._result(goal_id, handle.skill, state, result=result, error=handle.error)
 
-    def _cancel_goal(self, data: str) -> None:
-        msg = _json_object(data) if data.strip() else {}
-        goal_id = msg.get("goal_id")
-        if goal_id is None:
+    def _cancel_goal(self, msg: CancelMessage) -> None:
+        if msg.goal_id is None:
             self.cancel_goals("cancelled by ROS client")
             return
         with self._goals_lock:
-            handle = self._goals.get(str(goal_id))
+            handle = self._goals.get(msg.goal_id)
         if handle is None:
-            raise ValueError(f"no running goal {goal_id!r} to cancel")
+            why = (
+                f"no running goal {msg.goal_id!r} was started through this bridge (it may have finished: "
+                f"see its final status on skill/result)"
+            )
+            self._bad(self.cancel_topic, "unknown_goal", why)
+            self._result(msg.goal_id, "", "cancel_rejected", error=why)
+            return
         handle.cancel("cancelled by ROS client")
 
     def cancel_goals(self, reason: str) -> int:
@@ -331,26 +460,34 @@ def _fnmatch(kind: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(kind, pattern)
 
 
-def _json_object(data: str) -> dict[str, Any]:
+def _describe(exc: ValidationError) -> str:
+    """``field 'goal_id': Input should be a valid string (got 5)``, at most three."""
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "message"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown field {where!r}")
+        elif err["type"] == "missing":
+            parts.append(f"field {where!r} is missing")
+        else:
+            got = repr(err.get("input"))
+            parts.append(f"field {where!r}: {err['msg']} (got {got[:60]}{'...' if len(got) > 60 else ''})")
+    return "; ".join(parts)
+
+
+def _goal_id_of(data: str) -> str:
+    """The ``goal_id`` of a refused message when it can be read cheaply (to address the answer)."""
     try:
-        msg = json.loads(data)
-    except ValueError as exc:
-        raise ValueError(f"expected a JSON object, got {data[:80]!r}: {exc}") from None
-    if not isinstance(msg, dict):
-        raise ValueError(f"expected a JSON object, got {type(msg).__name__}")
-    return msg
+        value = json.loads(data) if len(data) <= 4096 else None
+    except (ValueError, RecursionError):
+        return ""
+    goal_id = value.get("goal_id") if isinstance(value, dict) else None
+    return goal_id[:128] if isinstance(goal_id, str) else ""
 
 
-def _text_of(data: str) -> str:
-    """Plain text, or the ``text`` of a JSON object (so clients may send either)."""
-    stripped = data.strip()
-    if stripped.startswith("{"):
-        msg = _json_object(stripped)
-        text = msg.get("text")
-        if not isinstance(text, str):
-            raise ValueError('JSON text message needs a string "text"')
-        return text.strip()
-    return stripped
+def _dumps(body: Any) -> str:
+    """JSON for an outgoing message; non-finite floats become null (other parsers reject NaN)."""
+    return json.dumps(_finite(body), ensure_ascii=False, allow_nan=False)
 
 
 def _plain(value: Any) -> Any:

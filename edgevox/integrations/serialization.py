@@ -82,6 +82,13 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows; send a finite number or null")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses as inf
+        raise ValueError(f"{text} does not fit a float; send a finite number")
+    return value
+
+
 def decode_json(
     data: bytes | bytearray | memoryview | str, *, max_bytes: int | None = None, max_depth: int | None = None
 ) -> Any:
@@ -91,13 +98,15 @@ def decode_json(
         raise SerializationError(f"payload is {size:,} bytes, over the limit of {max_bytes:,}", "oversized")
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8")
-        value = json.loads(text, parse_constant=_no_constants)
+        value = json.loads(text, parse_constant=_no_constants, parse_float=_finite_float)
     except RecursionError:
         raise SerializationError(
             f"payload is nested too deeply (limit {max_depth or DEFAULT_MAX_DEPTH})", "too_deep"
         ) from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SerializationError(f"payload is not UTF-8 JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SerializationError(f"payload is not UTF-8: {exc}") from exc
+    except ValueError as exc:
+        raise SerializationError(f"payload is not valid JSON: {exc}") from exc
     if max_depth is not None:
         depth = json_depth(value, max_depth)
         if depth > max_depth:

@@ -12,6 +12,7 @@ import queue
 import sys
 import time
 
+import ros_attacks  # beside this script
 import rospy
 from std_msgs.msg import String
 
@@ -20,16 +21,22 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--namespace", required=True)
     parser.add_argument("--reply-kind", default="agent.reply", help="event kind that carries the answer")
+    parser.add_argument(
+        "--scenario",
+        choices=("bridge", "attack"),
+        default="bridge",
+        help="attack: ros_attacks.ATTACKS, then a flood; prints RESULTS <json list> of the answers",
+    )
     args = parser.parse_args()
     ns = args.namespace
     rospy.init_node("edgevox_test_client", anonymous=True, disable_signals=True)
     inbox: queue.Queue = queue.Queue()
-    pubs = {
-        name: rospy.Publisher(f"{ns}/{name}", String, queue_size=10) for name in ("text_input", "stop", "skill/goal")
-    }
+    names = ("text_input", "stop", "skill/goal") + (tuple(ros_attacks.TOPICS) if args.scenario == "attack" else ())
+    pubs = {name: rospy.Publisher(f"{ns}/{name}", String, queue_size=10) for name in dict.fromkeys(names)}
+    incoming = ("skill/result",) if args.scenario == "attack" else ("reply", "skill/feedback", "skill/result")
     subs = [
         rospy.Subscriber(f"{ns}/{name}", String, lambda m, _n=name: inbox.put((_n, m.data)), queue_size=10)
-        for name in ("reply", "skill/feedback", "skill/result")
+        for name in incoming
     ]
 
     def until(predicate, timeout_s: float) -> bool:
@@ -59,6 +66,22 @@ def main() -> int:
             if topic == name and predicate(json.loads(data)):
                 return data
         return None
+
+    if args.scenario == "attack":
+        for topic, data in ros_attacks.ATTACKS:
+            pubs[topic].publish(String(data=data))
+        for i in range(ros_attacks.FLOOD_COUNT):
+            pubs[ros_attacks.FLOOD_TOPIC].publish(String(data=f"flood {i}"))
+            time.sleep(ros_attacks.FLOOD_GAP_S)  # pacing the sender, not synchronising
+        answers = []
+        for _ in range(ros_attacks.ANSWERED):
+            answer = receive("skill/result", lambda m: m["status"] in ("rejected", "cancel_rejected"), 30.0)
+            if answer is None:
+                break
+            answers.append(json.loads(answer))
+        print(f"RESULTS {json.dumps(answers)}", flush=True)
+        rospy.signal_shutdown("done")
+        return 0 if len(answers) == ros_attacks.ANSWERED else 1
 
     pubs["text_input"].publish(String(data="hello robot"))
     reply = receive("reply", lambda m: m.get("kind") == args.reply_kind)

@@ -22,6 +22,7 @@ import time
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 
 import rclpy  # noqa: E402
+import ros_attacks  # noqa: E402 - beside this script
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from rclpy.signals import SignalHandlerOptions  # noqa: E402
@@ -34,10 +35,11 @@ def main() -> int:
     parser.add_argument("--reply-kind", default="agent.reply", help="event kind that carries the answer")
     parser.add_argument(
         "--scenario",
-        choices=("bridge", "earlier-skill"),
+        choices=("bridge", "earlier-skill", "attack"),
         default="bridge",
         help="bridge: steps 1-3 above; earlier-skill: a typed turn starts go_to, another turn "
-        "follows, then a stop on the stop topic must cancel it (prints STOPPED <json>)",
+        "follows, then a stop on the stop topic must cancel it (prints STOPPED <json>); "
+        "attack: ros_attacks.ATTACKS, then a flood, prints RESULTS <json list> of the answers",
     )
     args = parser.parse_args()
     ns = args.namespace
@@ -46,7 +48,8 @@ def main() -> int:
     node = rclpy.create_node("edgevox_test_client")
     qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     inbox: queue.Queue[tuple[str, str]] = queue.Queue()
-    pubs = {name: node.create_publisher(String, f"{ns}/{name}", qos) for name in ("text_input", "stop", "skill/goal")}
+    names = ("text_input", "stop", "skill/goal") + (tuple(ros_attacks.TOPICS) if args.scenario == "attack" else ())
+    pubs = {name: node.create_publisher(String, f"{ns}/{name}", qos) for name in dict.fromkeys(names)}
     subs = [
         node.create_subscription(String, f"{ns}/{name}", lambda m, _n=name: inbox.put((_n, m.data)), qos)
         for name in ("reply", "skill/feedback", "skill/result")
@@ -99,6 +102,8 @@ def main() -> int:
 
     if args.scenario == "earlier-skill":
         return earlier_skill(send, receive, executor, node)
+    if args.scenario == "attack":
+        return attack(send, receive, executor, node)
 
     send("text_input", "hello robot")
     reply = receive("reply", lambda m: m.get("kind") == args.reply_kind)
@@ -135,6 +140,26 @@ def earlier_skill(send, receive, executor, node) -> int:
     node.destroy_node()
     rclpy.try_shutdown()
     return 0 if first and second and running and cancelled and stopped else 1
+
+
+def attack(send, receive, executor, node) -> int:
+    """Hostile messages; every goal and cancel among them must be answered on skill/result."""
+    for topic, data in ros_attacks.ATTACKS:
+        send(topic, data)
+    for i in range(ros_attacks.FLOOD_COUNT):
+        send(ros_attacks.FLOOD_TOPIC, f"flood {i}")
+        executor.spin_once(timeout_sec=ros_attacks.FLOOD_GAP_S)
+    answers = []
+    for _ in range(ros_attacks.ANSWERED):
+        answer = receive("skill/result", lambda m: m["status"] in ("rejected", "cancel_rejected"), 30.0)
+        if answer is None:
+            break
+        answers.append(json.loads(answer))
+    print(f"RESULTS {json.dumps(answers)}", flush=True)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown()
+    return 0 if len(answers) == ros_attacks.ANSWERED else 1
 
 
 if __name__ == "__main__":

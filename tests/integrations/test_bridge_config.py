@@ -69,7 +69,8 @@ def test_events_round_trip_as_json_envelopes_marked_with_their_origin():
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        (b"\x80", "not UTF-8 JSON"),
+        (b"\x80", "not UTF-8"),
+        (b"{'v': 1}", "not valid JSON"),
         (b"[1]", "must be a JSON object"),
         (b'{"v": 2, "origin": "x", "event": {"kind": "voice.transcript"}}', "version 2"),
         (b'{"v": 1, "origin": "x", "event": {"kind": "no.such"}}', "unknown event kind"),
@@ -129,6 +130,8 @@ def test_nan_and_infinity_are_refused_on_arrival():
         data = b'{"v": 1, "origin": "p", "event": {"kind": "voice.transcript", "stt_s": ' + literal.encode() + b"}}"
         with pytest.raises(SerializationError, match=f"{literal} is not a number JSON allows"):
             decode_event(data)
+    with pytest.raises(SerializationError, match="1e999 does not fit a float"):  # free-form data too
+        decode_event(b'{"v": 1, "origin": "p", "event": {"kind": "agent.message", "content": {"speed": 1e999}}}')
 
 
 def test_non_finite_floats_are_sent_as_the_field_default():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import HERE, PYTHON, free_port  # noqa: E402
+from .ros_attacks import assert_attacks_answered  # noqa: E402
 
 pytestmark = pytest.mark.ros1
 
@@ -123,3 +124,26 @@ def test_no_master_is_a_bridge_error_not_a_hang(tmp_path, child_process):
     line = child.expect("ERROR ", timeout_s=30)
     assert "no ROS master answers at http://localhost:" in line and "roscore" in line
     assert child.wait() == 0
+
+
+def test_hostile_messages_from_a_rospy_client_are_refused_counted_and_answered(roscore, child_process):
+    """The same hostile messages as the ROS 2 test, from Debian's rospy against a real roscore."""
+    host = child_process([PYTHON, str(HERE / "ros1_host.py"), "--attack"], env=roscore)
+    host.expect("READY", timeout_s=60)
+    client_env = dict(roscore, PYTHONPATH="")
+    client = child_process(
+        [DEBIAN_PYTHON, str(HERE / "ros1_client.py"), "--namespace", "/test/edgevox", "--scenario", "attack"],
+        env=client_env,
+    )
+    answers = json.loads(client.expect("RESULTS ", timeout_s=90, skip_other=True)[len("RESULTS ") :])
+    assert client.wait() == 0
+    assert_attacks_answered(answers)
+    host.send('counters {"oversized": 1, "too_deep": 1, "invalid": 5, "unknown_goal": 1, "rate_limited": 1}')
+    report = json.loads(host.expect("COUNTERS ")[len("COUNTERS ") :])
+    c = report["counters"]
+    assert c["oversized"] >= 1 and c["too_deep"] >= 1 and c["invalid"] >= 5 and c["unknown_goal"] == 1, report
+    assert c["rate_limited"] >= 1, report  # 200 interrupts at ~400/s, 5 per second allowed
+    assert report["interrupts"] <= 5 + 5 * report["elapsed_s"] + 1 and report["texts"] == 0, report
+    host.send("quit")
+    assert host.expect("DONE ", skip_other=True) == "DONE clean=True"
+    assert host.wait() == 0

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 
 import pytest
 
 from .conftest import HERE, PYTHON  # noqa: E402
+from .ros_attacks import assert_attacks_answered  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 
@@ -31,7 +33,7 @@ from edgevox.integrations.config import Ros2BridgeConfig  # noqa: E402
 from edgevox.integrations.ros2 import Ros2Bridge  # noqa: E402
 from edgevox.runtime.bus import EventBus  # noqa: E402
 from edgevox.runtime.context import AgentContext  # noqa: E402
-from edgevox.runtime.events import StopEvent  # noqa: E402
+from edgevox.runtime.events import InterruptEvent, StopEvent  # noqa: E402
 
 
 class EchoAgent:
@@ -120,7 +122,8 @@ def test_unknown_skill_and_bad_arguments_are_rejected_with_a_reason(ros_env):
 
     bridge = Ros2Bridge(bus, Ros2BridgeConfig(enabled=True, domain_id=ros_env), skills=[wave])
     results = []
-    bridge.core._post = lambda topic, data: results.append((topic, json.loads(data)))  # observe the outbox
+    # Observe the outbox (skill results only; bridge.state events go there too, from another thread).
+    bridge.core._post = lambda topic, data: results.append((topic, json.loads(data))) if "result" in topic else None
     bridge.start()
     try:
         bridge.core.handle("/edgevox/skill/goal", json.dumps({"goal_id": "a", "skill": "fly"}))
@@ -131,7 +134,11 @@ def test_unknown_skill_and_bad_arguments_are_rejected_with_a_reason(ros_env):
             and "unknown skill 'fly'; known skills: wave" in results[0][1]["error"]
         )
         assert results[1][1]["status"] == "rejected" and "times" in results[1][1]["error"]
-        assert bridge.core.bad_messages == 1
+        assert (
+            results[2][1]["status"] == "rejected"
+            and "goal message refused: payload is not valid JSON" in (results[2][1]["error"])
+        )
+        assert bridge.core.bad_messages == 1 and bridge.core.counters["goals_rejected"] == 2
     finally:
         assert bridge.stop()
         bus.close()
@@ -244,3 +251,40 @@ agents:
     assert client.wait() == 0
     host.proc.send_signal(2)
     assert host.wait(10) == 0, host.stderr()
+
+
+def test_hostile_messages_from_another_process_are_refused_counted_and_answered(ros_env, child_process):
+    """Oversized text, 5000-deep JSON, NaN arguments, a numeric goal_id, unknown fields, a cancel
+    for a goal that does not exist, a cancel that is not an object, and a flood of interrupts."""
+    bus = EventBus()
+    texts, interrupts = [], []
+    bus.subscribe(InterruptEvent, interrupts.append)
+
+    @skill
+    def wave(times: int) -> str:
+        """Wave.
+
+        Args:
+            times: how often
+        """
+        return "waved" * times
+
+    config = Ros2BridgeConfig(enabled=True, namespace="/attack/edgevox", domain_id=ros_env, max_messages_per_s=5.0)
+    bridge = Ros2Bridge(bus, config, on_text=texts.append, skills=[wave]).start()
+    started = time.monotonic()
+    try:
+        client = child_process(
+            [PYTHON, str(HERE / "ros2_client.py"), "--namespace", "/attack/edgevox", "--scenario", "attack"]
+        )
+        answers = json.loads(client.expect("RESULTS ", timeout_s=90)[len("RESULTS ") :])
+        assert_attacks_answered(answers)
+        c = bridge.core.counters
+        assert c.wait_for(
+            lambda v: v["oversized"] >= 1 and v["too_deep"] >= 1 and v["invalid"] >= 5 and v["unknown_goal"] == 1, 30
+        ), c
+        assert c["rate_limited"] >= 1, c  # 200 interrupts at ~400/s, 5 per second allowed
+        assert len(interrupts) <= 5 + 5 * (time.monotonic() - started) + 1
+        assert texts == [] and bridge.core.running_goals == []
+    finally:
+        assert bridge.stop()
+        bus.close()
