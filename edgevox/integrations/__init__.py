@@ -9,6 +9,7 @@ stays light):
 * ``limits``        - counters, rate limits, the bounded inbox, peer timeout clamping
 * ``zenoh_bridge``  - ``ZenohBridge``: selected event kinds + blackboard requests over Zenoh
 * ``zenoh_serve``   - serving peers' blackboard requests (allowlist, no overwrite, no waiting worker)
+* ``zenoh_session`` - the Zenoh config (file, edgevox's fields, overrides) and exposure warnings
 * ``ros_common``    - ``RosBridgeCore``: topics, JSON messages and the skill goal protocol
 * ``ros2``          - ``Ros2Bridge`` (rclpy, own context + MultiThreadedExecutor, or a host node)
 * ``ros1``          - ``Ros1Bridge`` (rospy)
@@ -54,7 +55,7 @@ def _check(fn: Any, cfg: Any) -> tuple[bool, str]:
 
 def _check_zenoh(cfg: Any) -> str:
     from edgevox.errors import BridgeError
-    from edgevox.integrations.zenoh_bridge import _import_zenoh, build_zenoh_config
+    from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config
 
     zenoh = _import_zenoh()
     try:

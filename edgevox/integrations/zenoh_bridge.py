@@ -21,7 +21,8 @@ reassembles at most 4 x ``max_payload_bytes`` per message (``transport/link/rx/m
 so a huge message costs no memory here. Serving blackboard requests is off by default and
 limited to ``serve_keys`` (see :mod:`edgevox.integrations.zenoh_serve`). Who may connect,
 and what each peer may put or query, is Zenoh's own business: TLS endpoints and
-``access_control`` in a Zenoh config file (``zenoh_config_file``), see ``docs/distributed.md``.
+``access_control`` in a Zenoh config file (``zenoh_config_file``, layered by
+:mod:`edgevox.integrations.zenoh_session`), see ``docs/distributed.md``.
 
 Threads (all named ``edgevox-zenoh-*``):
 
@@ -42,8 +43,6 @@ bandwidth on a robot's Wi-Fi and leaks one robot's traffic to every listener.
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
-import json
 import logging
 import queue
 import re
@@ -53,7 +52,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from edgevox.errors import BridgeError, BusClosedError, MissingDependencyError
+from edgevox.errors import BridgeError, BusClosedError
 from edgevox.integrations.config import ZenohBridgeConfig
 from edgevox.integrations.events import BridgePeerEvent, BridgeStateEvent
 from edgevox.integrations.limits import BadInputLog, BridgeCounters, BridgeInbox, TokenBucket
@@ -66,8 +65,11 @@ from edgevox.integrations.serialization import (
     remote_origin,
 )
 from edgevox.integrations.zenoh_serve import PeerRequests
+from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings
 from edgevox.runtime.blackboard import Request
 from edgevox.runtime.events import ErrorEvent, Event
+
+__all__ = ["COUNTERS", "ZenohBridge", "build_zenoh_config", "exposure_warnings"]
 
 if TYPE_CHECKING:
     from edgevox.runtime.bus import EventBus, Subscription
@@ -102,82 +104,6 @@ REJECTED = ("not_subscribed", "oversized", "too_deep", "invalid")
 MAX_PEERS = 1024
 _PEER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _STOP = object()
-_PLAIN_PROTOCOLS = ("tcp", "udp", "ws", "unixsock-stream")
-
-
-def _import_zenoh() -> Any:
-    try:
-        import zenoh
-    except ImportError as exc:
-        raise MissingDependencyError("eclipse-zenoh", extra="zenoh", purpose="the Zenoh bus bridge") from exc
-    return zenoh
-
-
-def build_zenoh_config(cfg: ZenohBridgeConfig) -> Any:
-    """A ``zenoh.Config``: ``zenoh_config_file`` (if any), then edgevox's fields, then ``zenoh_config``.
-
-    Mode, scouting, shared memory, lease and the reassembly limit always come from edgevox's
-    fields; ``listen``/``connect`` from the file when left empty here. Endpoints nobody set
-    are empty (Zenoh's own default would listen on every interface).
-    """
-    zenoh = _import_zenoh()
-    if cfg.zenoh_config_file:
-        try:
-            conf = zenoh.Config.from_file(cfg.zenoh_config_file)
-        except Exception as exc:  # noqa: BLE001 - ZError: missing file, bad JSON5, unknown key
-            raise BridgeError(
-                f"bridges.zenoh.zenoh_config_file = {cfg.zenoh_config_file!r}: cannot load it as a Zenoh config: {exc}"
-            ) from exc
-    else:
-        conf = zenoh.Config()
-    settings: list[tuple[str, Any]] = [
-        ("mode", cfg.mode),
-        ("scouting/multicast/enabled", cfg.multicast_scouting),
-        ("scouting/gossip/enabled", cfg.gossip_scouting),
-        ("transport/shared_memory/enabled", cfg.shared_memory),
-        ("transport/link/tx/lease", max(1, round(cfg.lease_s * 1000))),
-        ("transport/link/rx/max_message_size", max(4 * cfg.max_payload_bytes, 65_536)),
-    ]
-    for name, endpoints in (("listen", cfg.listen), ("connect", cfg.connect)):
-        from_file = json.loads(conf.get_json(f"{name}/endpoints")) if cfg.zenoh_config_file else None
-        if endpoints or not isinstance(from_file, list):
-            settings.append((f"{name}/endpoints", endpoints))
-    settings += list(cfg.zenoh_config.items())
-    for path, value in settings:
-        try:
-            conf.insert_json5(path, json.dumps(value))
-        except Exception as exc:  # noqa: BLE001 - zenoh raises its own ZError type
-            raise BridgeError(f"bridges.zenoh: invalid Zenoh setting {path} = {value!r}: {exc}") from exc
-    return conf
-
-
-def exposure_warnings(conf: Any) -> list[str]:
-    """Lines saying how a Zenoh config exposes the robot beyond this machine (empty: it does not)."""
-    endpoints = json.loads(conf.get_json("listen/endpoints"))
-    if not isinstance(endpoints, list):
-        return []
-    acl = json.loads(conf.get_json("access_control/enabled")) is True
-    out = []
-    for endpoint in endpoints:
-        proto, _, address = str(endpoint).partition("/")
-        if proto not in _PLAIN_PROTOCOLS or proto == "unixsock-stream" or _is_loopback(address):
-            continue
-        out.append(
-            f"bridges.zenoh: listening on {endpoint} without TLS{'' if acl else ' or access_control'}: any host "
-            f"that reaches it can publish events to this robot and read what it sends. Use 127.0.0.1, or a tls/ "
-            f"endpoint with access_control in zenoh_config_file (docs/distributed.md)"
-        )
-    return out
-
-
-def _is_loopback(address: str) -> bool:
-    host = address.split("#", 1)[0].rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _matches(kind: str, patterns: list[str]) -> bool:

@@ -18,7 +18,8 @@ import pytest
 pytest.importorskip("zenoh", reason="eclipse-zenoh is not installed: pip install 'edgevox[zenoh]'")
 
 from edgevox.integrations.config import ZenohBridgeConfig  # noqa: E402
-from edgevox.integrations.zenoh_bridge import ZenohBridge, build_zenoh_config, exposure_warnings  # noqa: E402
+from edgevox.integrations.zenoh_bridge import ZenohBridge  # noqa: E402
+from edgevox.integrations.zenoh_session import build_zenoh_config, exposure_warnings  # noqa: E402
 from edgevox.runtime.blackboard import Blackboard, Request  # noqa: E402
 from edgevox.runtime.bus import EventBus  # noqa: E402
 from edgevox.runtime.events import InterruptEvent, StopEvent  # noqa: E402
