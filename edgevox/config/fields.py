@@ -20,8 +20,8 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
-HOUR_S = 3600.0
-DAY_S = 86400.0
+HOUR_S = 3600
+DAY_S = 86400
 
 PosFloat = Annotated[StrictFloat, Field(gt=0, le=1e6)]
 """A positive ratio or factor (finite; at most a million)."""

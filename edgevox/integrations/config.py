@@ -29,30 +29,24 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     field_validator,
     model_validator,
 )
 
+from edgevox.config.fields import PosFloat, PosInt, ShortSeconds
+from edgevox.config.fields import Section as _Model
+
 _TOPIC_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ROS_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
 _KEY_CHUNK = re.compile(r"^[^*$?#\s/]+$")
 
-PosInt = Annotated[StrictInt, Field(ge=1, le=1_000_000)]
-PosFloat = Annotated[StrictFloat, Field(gt=0, le=1e6)]
-Seconds = Annotated[StrictFloat, Field(gt=0, le=3600)]
+Seconds = ShortSeconds
 """A positive duration in seconds, at most an hour."""
 MiB = 1024 * 1024
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 # --- ROS (shared by ROS 2 and ROS 1) ---------------------------------------------------------
