@@ -19,7 +19,9 @@ Threading model
   at once; ``close()`` delivers what is pending and stops it.
 * A watcher that raises is counted (``watcher_errors``) and passed to
   ``on_error(where, exc)`` (the Runtime turns it into an ErrorEvent); the other
-  watchers still run.
+  watchers still run. On the private delivery thread that holds for anything raised,
+  ``SystemExit`` included; on a writer's own thread ``SystemExit`` and
+  ``KeyboardInterrupt`` are counted, reported and re-raised (``runtime/guard.py``).
 
 Request/reply
 -------------
@@ -29,7 +31,10 @@ reply key unique to this call (``<key>/reply/<id>``) and returns a
 ``concurrent.futures.Future``. On reply, timeout or ``future.cancel()`` the
 request key (if it still holds this request), the reply key and the reply watcher
 are removed. Timeouts share one timer thread per blackboard (``edgevox-timer-<name>``),
-started only when a request has a timeout; there is no thread per request.
+started only when a request has a timeout; there is no thread per request. A timeout
+must be a finite number of seconds up to ``limits.MAX_DURATION_S`` (or None): ``1e300``,
+``inf`` or ``nan`` is a ``ValueError`` before anything is written, so no input can reach
+(and kill) the timer thread.
 A reply after resolution is dropped and counted in ``late_replies``.
 
 Rejected alternative: a global blackboard (py_trees) - two runtimes in one process
@@ -48,6 +53,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgevox.errors import LifecycleError
+from edgevox.runtime.guard import must_propagate
+from edgevox.runtime.limits import optional_duration, wait_s
 from edgevox.runtime.timers import TimerHandle, TimerWheel
 
 Watcher = Callable[[str, Any, Any], Any]
@@ -330,21 +337,29 @@ class Blackboard:
                 continue
             try:
                 watch.fn(key, old, new)
-            except Exception as exc:  # noqa: BLE001 - a watcher failure is counted and reported
+            except BaseException as exc:  # noqa: BLE001 - a watcher failure is counted and reported
                 self.watcher_errors += 1
-                if self.on_error is not None:
-                    try:
-                        self.on_error(f"blackboard {self.name!r} watcher {watch.pattern!r}", exc)
-                    except Exception:  # noqa: BLE001 - the reporter itself failed; already counted
-                        pass
+                self._report(f"blackboard {self.name!r} watcher {watch.pattern!r}", exc)
+                if must_propagate(exc):
+                    raise
+
+    def _report(self, where: str, exc: BaseException) -> None:
+        if self.on_error is not None:
+            try:
+                self.on_error(where, exc)
+            except BaseException:  # noqa: BLE001 - the reporter itself failed; the error is counted
+                pass
 
     # -- request / reply ---------------------------------------------------------------------
 
     def post_request(self, request_key: str, task: Any, timeout: float | None = None) -> Future:
         """Post ``task`` on ``request_key``; the Future resolves with the first ``reply_to`` result.
 
-        ``timeout`` (seconds): ``future.result()`` then raises ``TimeoutError``.
+        ``timeout`` (seconds, ``0 .. limits.MAX_DURATION_S``; None = no timeout): after it
+        ``future.result()`` raises ``TimeoutError``. Anything else (``nan``, ``inf``, ``1e300``,
+        a negative) is a ``ValueError`` and nothing is posted.
         """
+        timeout = optional_duration("timeout", timeout, owner=f"Blackboard {self.name!r}.post_request")
         rid = f"{next(self._request_ids)}"
         request = Request(id=rid, request_key=request_key, reply_key=f"{request_key}/reply/{rid}", task=task)
         future: Future = Future()
@@ -357,7 +372,7 @@ class Blackboard:
             self._requests[rid] = entry
             if timeout is not None:
                 if self._timers is None:
-                    self._timers = TimerWheel(self.name, clock=self._clock)
+                    self._timers = TimerWheel(self.name, clock=self._clock, on_error=self._timer_failed)
                 entry.timer = self._timers.call_later(timeout, lambda: self._expire(rid, timeout))
             self._write_locked(request_key, request)
         future.add_done_callback(lambda f: self._finish(rid) if f.cancelled() else None)
@@ -408,6 +423,9 @@ class Blackboard:
             except InvalidStateError:
                 pass  # the caller cancelled it meanwhile
 
+    def _timer_failed(self, exc: BaseException) -> None:
+        self._report(f"blackboard {self.name!r} request timer", exc)
+
     def _expire(self, rid: str, timeout: float) -> None:
         with self._lock:
             entry = self._requests.get(rid)
@@ -433,22 +451,27 @@ class Blackboard:
 
     def close(self, timeout_s: float = 1.0) -> list[str]:
         """Cancel pending requests, deliver pending async notifications and stop the private
-        threads. Returns the names of threads that did not finish within ``timeout_s``."""
+        threads. Returns the names of threads that did not finish within ``timeout_s``.
+
+        Safe from many threads at once: every caller waits (up to its own ``timeout_s``) for
+        the private threads and names those still running.
+        """
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"Blackboard {self.name!r}.close")
+        deadline = time.monotonic() + timeout_s
         with self._lock:
-            if self._closed:
-                return []
-            pending = list(self._requests.values())
+            pending = [] if self._closed else list(self._requests.values())
         for entry in pending:
             entry.future.cancel()  # its done-callback removes keys and watcher
         with self._lock:
             self._closed = True
             self._cond.notify_all()
             thread = self._thread
+            timers = self._timers
         abandoned: list[str] = []
-        if self._timers is not None:
-            abandoned += self._timers.close(timeout_s)
+        if timers is not None:
+            abandoned += timers.close(timeout_s)
         if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout_s)
+            thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 abandoned.append(thread.name)
         return abandoned

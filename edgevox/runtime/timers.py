@@ -4,8 +4,15 @@ A :class:`TimerWheel` keeps a heap of ``(deadline, seq, callback)`` and one
 lazily started daemon thread (``edgevox-timer-<name>``) that sleeps on a
 condition until the earliest deadline, then runs every due callback *on that
 thread*, outside the lock. Callbacks must be quick (they resolve a future,
-delete a key); one that raises is passed to ``on_error`` and never stops the
-others. Cancelling a timer is O(1) (the entry is marked dead and skipped).
+delete a key). A callback that raises anything - ``SystemExit`` included - is
+counted in ``errors`` and passed to ``on_error``; it never stops the others or
+the thread (see ``runtime/guard.py``). Cancelling a timer is O(1) (the entry is
+marked dead and skipped).
+
+No input can kill the thread: delays and deadlines are checked where they are
+given (``nan``, ``inf``, negative or above ``limits.MAX_DURATION_S`` is a
+``ValueError`` naming the value), and the thread never sleeps longer than
+:data:`MAX_SLEEP_S` at a time, so even a far deadline is a short, valid wait.
 
 The clock is injectable. With a fake clock, tests call :meth:`run_due` themselves
 instead of relying on the thread, so window edges are exact.
@@ -15,10 +22,18 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from edgevox.errors import LifecycleError
+from edgevox.runtime.guard import must_propagate
+from edgevox.runtime.limits import MAX_DURATION_S, duration, wait_s
+
+MAX_SLEEP_S = 60.0
+"""The timer thread wakes at least this often (a far deadline is re-checked, never one huge wait)."""
 
 
 class TimerHandle:
@@ -49,6 +64,8 @@ class TimerWheel:
         self.name = name
         self.clock = clock
         self.on_error = on_error
+        self.errors = 0
+        """Callbacks that raised (each was also passed to ``on_error``)."""
         self._start_thread = start_thread
         self._heap: list[tuple[float, int, TimerHandle]] = []
         self._seq = itertools.count()
@@ -57,15 +74,24 @@ class TimerWheel:
         self._closed = False
 
     def call_later(self, delay_s: float, callback: Callable[[], Any]) -> TimerHandle:
+        """Run ``callback()`` on the timer thread ``delay_s`` seconds from now."""
+        delay_s = duration("delay_s", delay_s, owner=f"TimerWheel {self.name!r}.call_later")
         return self.call_at(self.clock() + delay_s, callback)
 
     def call_at(self, deadline: float, callback: Callable[[], Any]) -> TimerHandle:
         """Run ``callback()`` on the timer thread at ``deadline`` (clock seconds)."""
-        handle = TimerHandle(deadline, callback)
+        if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not math.isfinite(deadline):
+            raise ValueError(f"TimerWheel {self.name!r}.call_at: deadline = {deadline!r}: must be a finite clock time")
+        if deadline - self.clock() > MAX_DURATION_S:
+            raise ValueError(
+                f"TimerWheel {self.name!r}.call_at: deadline = {deadline!r} is more than "
+                f"{MAX_DURATION_S:g} s away: must be within that"
+            )
+        handle = TimerHandle(float(deadline), callback)
         with self._cond:
             if self._closed:
-                raise RuntimeError(f"timer wheel {self.name!r} is closed")
-            heapq.heappush(self._heap, (deadline, next(self._seq), handle))
+                raise LifecycleError(f"timer wheel {self.name!r} is closed; create a new one")
+            heapq.heappush(self._heap, (handle.deadline, next(self._seq), handle))
             if self._start_thread and self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name=f"edgevox-timer-{self.name}", daemon=True)
                 self._thread.start()
@@ -78,6 +104,12 @@ class TimerWheel:
         with self._cond:
             return sum(1 for _, _, h in self._heap if not h.cancelled)
 
+    @property
+    def alive(self) -> bool:
+        """True while the timer thread runs (or is not needed yet)."""
+        thread = self._thread
+        return not self._closed and (thread is None or thread.is_alive())
+
     def run_due(self) -> int:
         """Run every callback whose deadline has passed (on the calling thread). Returns how many."""
         due: list[TimerHandle] = []
@@ -87,13 +119,25 @@ class TimerWheel:
                 _, _, handle = heapq.heappop(self._heap)
                 if not handle.cancelled:
                     due.append(handle)
-        for handle in due:
+        for i, handle in enumerate(due):
             try:
                 handle.callback()
-            except Exception as exc:  # noqa: BLE001 - one failing callback must not stop the others
-                if self.on_error is not None:
-                    self.on_error(exc)
+            except BaseException as exc:  # noqa: BLE001 - one failing callback must not stop the others
+                self._failed(exc)
+                if must_propagate(exc):  # Ctrl-C on a caller's own run_due(): run the rest later
+                    with self._cond:
+                        for rest in due[i + 1 :]:
+                            heapq.heappush(self._heap, (rest.deadline, next(self._seq), rest))
+                    raise
         return len(due)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors += 1
+        if self.on_error is not None:
+            try:
+                self.on_error(exc)
+            except BaseException:  # noqa: BLE001 - the reporter failed too; the error is counted
+                pass
 
     def _loop(self) -> None:
         while True:
@@ -107,13 +151,18 @@ class TimerWheel:
                     left = self._heap[0][0] - self.clock()
                     if left <= 0:
                         break
-                    self._cond.wait(left)
+                    self._cond.wait(min(left, MAX_SLEEP_S))
                 if self._closed:
                     return
             self.run_due()
 
     def close(self, timeout_s: float = 1.0) -> list[str]:
-        """Drop pending timers and stop the thread. Returns abandoned thread names."""
+        """Drop pending timers and stop the thread. Returns abandoned thread names.
+
+        Safe from many threads at once: each caller waits for the thread up to its own
+        ``timeout_s`` and reports it if it is still running.
+        """
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"TimerWheel {self.name!r}.close")
         with self._cond:
             self._closed = True
             self._heap.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import CancelledError
 
@@ -9,6 +10,7 @@ import pytest
 
 from edgevox.errors import LifecycleError
 from edgevox.runtime.blackboard import Blackboard, Request
+from edgevox.runtime.limits import MAX_DURATION_S
 
 
 @pytest.fixture
@@ -312,3 +314,64 @@ def test_close_cancels_pending_requests():
     future = board.post_request("q", 1, timeout=30)
     assert board.close() == []
     assert future.cancelled()
+
+
+# --- inputs that once killed the timer thread, and watchers that raise anything ---------------
+
+
+@pytest.mark.parametrize("timeout", [1e300, math.inf, math.nan, -1.0, MAX_DURATION_S + 1])
+def test_post_request_rejects_a_timeout_it_cannot_honour_and_later_timeouts_still_fire(bb, timeout):
+    with pytest.raises(ValueError, match=r"post_request: timeout = .*: must be a finite number of seconds in \[0, "):
+        bb.post_request("huge", "task", timeout=timeout)
+    assert bb.snapshot() == {} and bb.pending_requests() == 0 and bb.watcher_count() == 0  # nothing posted
+    for _ in range(2):  # the timer thread serves every later timeout
+        future = bb.post_request("small", "task", timeout=0.02)
+        with pytest.raises(TimeoutError):
+            future.result(5)
+    assert bb.snapshot() == {} and bb.pending_requests() == 0
+
+
+def test_a_long_but_valid_timeout_does_not_block_shorter_ones(bb):
+    slow = bb.post_request("slow", 1, timeout=MAX_DURATION_S)
+    fast = bb.post_request("fast", 2, timeout=0.02)
+    with pytest.raises(TimeoutError):
+        fast.result(5)
+    assert not slow.done() and bb.keys() == ["slow"]
+    slow.cancel()
+
+
+def test_a_watcher_raising_system_exit_on_the_delivery_thread_is_counted_and_delivery_goes_on():
+    errors = []
+    board = Blackboard(name="async", async_watchers=True, on_error=lambda where, exc: errors.append(exc))
+    seen, done = [], threading.Event()
+
+    def watcher(key, old, new):
+        if new == 1:
+            raise SystemExit("watcher wants out")
+        seen.append(new)
+        done.set()
+
+    board.watch("k", watcher)
+    board.set("k", 1)
+    board.set("k", 2)
+    assert done.wait(5) and seen == [2]
+    assert board.watcher_errors == 1 and isinstance(errors[0], SystemExit)
+    assert board.close(2.0) == []
+
+
+def test_a_sync_watchers_system_exit_is_counted_and_reaches_the_writer_whose_thread_it_is(bb):
+    bb.watch("k", lambda *a: (_ for _ in ()).throw(SystemExit(2)))
+    with pytest.raises(SystemExit):
+        bb.set("k", 1)
+    assert bb.watcher_errors == 1 and bb.get("k") == 1
+
+
+def test_close_from_many_threads_each_waits_for_the_delivery_thread():
+    entered, release = threading.Event(), threading.Event()
+    board = Blackboard(name="slow", async_watchers=True)
+    board.watch("k", lambda *a: (entered.set(), release.wait(10)))
+    board.set("k", 1)
+    assert entered.wait(5)
+    assert board.close(0.05) == board.close(0.05) == ["edgevox-bb-slow"]  # the second close is no "clean" lie
+    release.set()
+    assert board.close(5.0) == []
