@@ -22,7 +22,22 @@ Failure: a handler that raises never breaks the publisher or the other
 handlers; it is counted (``Subscription.errors``, ``EventBus.stats``) and
 reported as an :class:`~edgevox.runtime.events.ErrorEvent` with the traceback
 (an error raised while handling an ErrorEvent is counted but not re-published,
-so a broken error handler cannot loop).
+so a broken error handler cannot loop). On a queued subscriber's worker that holds
+for anything raised - ``SystemExit`` included - and the worker keeps delivering;
+a sync handler's ``SystemExit`` / ``KeyboardInterrupt`` is counted, reported and
+re-raised to the publisher, whose thread it is (``runtime/guard.py``). Should a
+worker ever end for another reason, its subscription says so: ``active`` is False
+and ``failure`` holds the cause.
+
+Closing: ``Subscription.close()`` stops delivery after the handler call in
+progress; every event it leaves undelivered (queued, or taken in a batch but not
+yet handled) is counted in ``Subscription.discarded``. ``close`` and
+``EventBus.close`` are safe to call from many threads at once: each caller waits
+for the workers up to its own timeout and reports the ones still running.
+
+Sizes and waits are checked (``runtime/limits.py``): ``max_queue`` is a whole
+number >= 1, ``block_timeout_s`` a finite number of seconds, and ``get(timeout)``
+rejects ``nan`` and clamps ``inf``.
 
 Rejected alternative: one dispatcher thread for the whole bus (pipecat-style
 per-pipeline queues) - a slow subscriber would delay everyone and a control
@@ -42,6 +57,8 @@ from typing import Any, Literal
 
 from edgevox.errors import BusClosedError
 from edgevox.runtime.events import ErrorEvent, Event
+from edgevox.runtime.guard import must_propagate
+from edgevox.runtime.limits import count, duration, optional_wait_s, wait_s
 
 Overflow = Literal["drop_oldest", "drop_new", "block"]
 OVERFLOW_POLICIES = ("drop_oldest", "drop_new", "block")
@@ -58,13 +75,11 @@ class Mailbox:
     """
 
     def __init__(self, max_queue: int = 1024, overflow: Overflow = "drop_oldest", block_timeout_s: float = 0.1):
-        if max_queue < 1:
-            raise ValueError(f"max_queue = {max_queue}: must be >= 1")
+        self.max_queue = count("max_queue", max_queue, owner="Mailbox", minimum=1)
         if overflow not in OVERFLOW_POLICIES:
             raise ValueError(f"overflow = {overflow!r}: must be one of {', '.join(OVERFLOW_POLICIES)}")
-        self.max_queue = max_queue
         self.overflow = overflow
-        self.block_timeout_s = block_timeout_s
+        self.block_timeout_s = duration("block_timeout_s", block_timeout_s, owner="Mailbox")
         self.dropped = 0
         self._data: deque[Event] = deque()
         self._control: deque[Event] = deque()
@@ -106,7 +121,10 @@ class Mailbox:
             return True
 
     def get(self, timeout: float | None = None) -> Event | None:
-        """Next event (control first), or None on timeout or when closed and empty."""
+        """Next event (control first), or None on timeout or when closed and empty.
+
+        ``timeout``: seconds to wait (None = until an event or close; ``inf`` is clamped)."""
+        timeout = optional_wait_s("timeout", timeout, owner="Mailbox.get")
         with self._lock:
             while not self._control and not self._data:
                 if self._closed:
@@ -121,6 +139,8 @@ class Mailbox:
 
     def get_batch(self, max_items: int = 256, timeout: float | None = None) -> list[Event]:
         """Up to ``max_items`` events (control first) in one lock acquisition; [] on timeout."""
+        max_items = count("max_items", max_items, owner="Mailbox.get_batch", minimum=1)
+        timeout = optional_wait_s("timeout", timeout, owner="Mailbox.get_batch")
         with self._lock:
             while not self._control and not self._data:
                 if self._closed or not self._not_empty.wait(timeout):
@@ -184,8 +204,12 @@ class Subscription:
         self.mailbox = mailbox
         self.errors = 0
         self.delivered = 0
+        self.failure: BaseException | None = None
+        """Why the queued worker ended without ``close()`` (None while it serves or after close)."""
         self.thread: threading.Thread | None = None
         self._closed = False
+        self._count_lock = threading.Lock()
+        self._discarded = 0
         self._classes: tuple[type, ...] = ()
         self._patterns: tuple[str, ...] = ()
         items = selector if isinstance(selector, tuple) else (selector,)
@@ -208,8 +232,24 @@ class Subscription:
         return self.mailbox.dropped if self.mailbox is not None else 0
 
     @property
+    def discarded(self) -> int:
+        """Events this subscription received but never delivered because it was closed
+        (or its worker ended): queued ones and the rest of a batch in hand."""
+        return self._discarded
+
+    def _discard(self, n: int) -> None:
+        if n:
+            with self._count_lock:
+                self._discarded += n
+
+    @property
     def active(self) -> bool:
-        return not self._closed
+        """True while events are delivered: not closed and, for a queued subscriber, its worker
+        still running."""
+        if self._closed or self.failure is not None:
+            return False
+        thread = self.thread
+        return thread is None or thread.ident is None or thread.is_alive()
 
     def get(self, timeout: float | None = None) -> Event | None:
         """For mailbox subscriptions: the next event, or None on timeout/closed."""
@@ -218,16 +258,25 @@ class Subscription:
         return self.mailbox.get(timeout)
 
     def close(self, timeout_s: float = 1.0) -> bool:
-        """Unsubscribe; for queued subscribers also stop and join the worker. Returns False if
-        the worker did not finish within ``timeout_s`` (it is reported by ``EventBus.close``)."""
-        if self._closed:
-            return True
-        self._closed = True
-        self.bus._remove(self)
-        if self.mailbox is not None:
-            self.mailbox.close()
+        """Unsubscribe; for queued subscribers also stop the worker (after the handler call in
+        progress) and join it. Undelivered events are counted in :attr:`discarded`.
+
+        Returns False if the worker did not finish within ``timeout_s`` (it is reported by
+        ``EventBus.close``). Safe from many threads at once: each caller joins the worker up to
+        its own ``timeout_s`` and gets the true answer.
+        """
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"Subscription {self.name!r}.close")
+        with self._count_lock:
+            first = not self._closed
+            self._closed = True
+        if first:
+            self.bus._remove(self)
+            if self.mailbox is not None:
+                self.mailbox.close()
+                if self.thread is not None:  # a queued subscriber: nothing more will be delivered
+                    self._discard(len(self.mailbox.drain()))
         thread = self.thread
-        if thread is not None and thread is not threading.current_thread():
+        if thread is not None and thread.ident is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
             return not thread.is_alive()
         return True
@@ -254,6 +303,7 @@ class EventBus:
         self._seq = itertools.count(1)
         self._ids = itertools.count(1)
         self._closed = False
+        self._closing: tuple[Subscription, ...] = ()
         self.published = 0
         self.handler_errors = 0
         self._attachments: dict[str, Any] = {}
@@ -279,7 +329,9 @@ class EventBus:
         named ``edgevox-sub-<name>`` fed by a bounded mailbox with the given overflow policy.
         """
         name = name or f"{getattr(handler, '__qualname__', 'handler')}#{next(self._ids)}"
-        mailbox = Mailbox(max_queue, overflow, block_timeout_s) if queued else None
+        mailbox = Mailbox(max_queue, overflow, block_timeout_s)  # checks the options even when unused
+        if not queued:
+            mailbox = None
         sub = Subscription(self, selector, handler, name, mailbox)
         if queued:
             sub.thread = threading.Thread(target=self._worker, args=(sub,), name=f"edgevox-sub-{name}", daemon=True)
@@ -359,28 +411,45 @@ class EventBus:
         try:
             sub.handler(event)  # type: ignore[misc]
             sub.delivered += 1
-        except Exception as exc:  # noqa: BLE001 - handler failures are reported, never propagated
+        except BaseException as exc:  # noqa: BLE001 - handler failures are reported (runtime/guard.py)
             self._report(sub, event, exc)
+            if must_propagate(exc):
+                raise
 
-    def _report(self, sub: Subscription, event: Event, exc: BaseException) -> None:
+    def _report(self, sub: Subscription, event: Event | None, exc: BaseException, where: str = "") -> None:
         sub.errors += 1
         self.handler_errors += 1
         if isinstance(event, ErrorEvent) or self._closed:
             return  # never loop on a failing error handler
-        self.publish(
-            ErrorEvent(
-                source=f"bus:{self.name}",
-                session_id=event.session_id,
-                where=sub.name,
-                error=repr(exc),
-                traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-                event_kind=event.kind,
+        try:
+            self.publish(
+                ErrorEvent(
+                    source=f"bus:{self.name}",
+                    session_id=event.session_id if event is not None else None,
+                    where=where or sub.name,
+                    error=repr(exc),
+                    traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                    event_kind=event.kind if event is not None else "",
+                )
             )
-        )
+        except BusClosedError:
+            pass  # closed meanwhile: the error is still counted
 
     def _worker(self, sub: Subscription) -> None:
+        """Thread ``edgevox-sub-<name>``: deliver until closed. Handler failures never end it
+        (``_call`` counts them); should anything else end it, the subscription says so."""
         mailbox = sub.mailbox
         assert mailbox is not None
+        try:
+            self._serve(sub, mailbox)
+        except BaseException as exc:  # noqa: BLE001 - end visibly, never silently
+            sub.failure = exc
+            self._remove(sub)
+            mailbox.close()
+            sub._discard(len(mailbox.drain()))
+            self._report(sub, None, exc, where=f"{sub.name} (worker ended; no more deliveries)")
+
+    def _serve(self, sub: Subscription, mailbox: Mailbox) -> None:
         control = mailbox._control  # read without the lock: a cheap "did control arrive?" probe
         call = self._call
         while True:
@@ -389,8 +458,9 @@ class EventBus:
             batch = mailbox.get_batch(256, timeout=None)
             if not batch:
                 return  # closed and empty
-            for event in batch:
+            for i, event in enumerate(batch):
                 if sub._closed:
+                    sub._discard(len(batch) - i)  # taken from the mailbox, never delivered
                     return
                 if control and not event.control:
                     for urgent in mailbox.take_control():
@@ -428,14 +498,19 @@ class EventBus:
 
     def close(self, timeout_s: float = 2.0) -> list[str]:
         """Close every subscription and join queued workers. Returns the names of worker
-        threads that did not finish within ``timeout_s`` (abandoned); [] means clean."""
+        threads that did not finish within ``timeout_s`` (abandoned); [] means clean.
+
+        Safe from many threads at once: every caller joins the workers up to its own
+        ``timeout_s`` and names those still running."""
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"EventBus {self.name!r}.close")
         with self._lock:
-            if self._closed:
-                return []
-            self._closed = True
-            subs, self._subs = self._subs, ()
-            self._observers = ()
-            self._route_cache = {}
+            if not self._closed:
+                self._closed = True
+                self._closing = self._subs
+                self._subs = ()
+                self._observers = ()
+                self._route_cache = {}
+            subs = self._closing
         deadline = time.monotonic() + timeout_s
         abandoned: list[str] = []
         for sub in subs:

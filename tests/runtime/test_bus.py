@@ -231,3 +231,128 @@ def test_close_reports_a_worker_that_does_not_finish():
     assert entered.wait(5)
     assert bus.close(0.05) == ["edgevox-sub-stuck"]
     release.set()
+
+
+# --- handlers that raise anything, closing, and sizes that cannot work ---------------------
+
+
+class Gate:
+    """A handler that records events and blocks on chosen ones until released."""
+
+    def __init__(self, block_on=()) -> None:
+        self.block_on = set(block_on)
+        self.seen: list[int] = []
+        self.cond = threading.Condition()
+        self.entered: dict[int, threading.Event] = {n: threading.Event() for n in self.block_on}
+        self.release: dict[int, threading.Event] = {n: threading.Event() for n in self.block_on}
+
+    def __call__(self, event) -> None:
+        with self.cond:
+            self.seen.append(event.n)
+            self.cond.notify_all()
+        if event.n in self.block_on:
+            self.entered[event.n].set()
+            self.release[event.n].wait(10)
+
+    def wait_seen(self, count: int, timeout_s: float = 5.0) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.seen) >= count, timeout_s)
+
+
+@pytest.mark.parametrize("exc", [SystemExit(3), KeyboardInterrupt(), GeneratorExit(), RuntimeError("boom")])
+def test_anything_a_queued_handler_raises_is_counted_and_delivery_goes_on(bus, exc):
+    errors, seen = [], Gate()
+    bus.subscribe(ErrorEvent, errors.append)
+
+    def handler(event):
+        seen(event)
+        if event.n == 0:
+            raise exc
+
+    sub = bus.subscribe(Ping, handler, queued=True, name="raiser")
+    for n in range(5):
+        bus.publish(Ping(n=n))
+    assert seen.wait_seen(5)
+    assert seen.seen == [0, 1, 2, 3, 4] and sub.errors == 1 and sub.delivered == 4
+    assert sub.active and sub.thread.is_alive() and sub.failure is None
+    assert errors and errors[0].where == "raiser" and type(exc).__name__ in errors[0].error
+
+
+def test_a_sync_handlers_system_exit_is_counted_reported_and_reaches_the_publisher(bus):
+    errors = []
+    bus.subscribe(ErrorEvent, errors.append)
+    sub = bus.subscribe(Ping, lambda e: (_ for _ in ()).throw(SystemExit(4)), name="exiter")
+    with pytest.raises(SystemExit):
+        bus.publish(Ping())
+    assert sub.errors == 1 and "SystemExit" in errors[0].error
+
+
+def test_a_queued_worker_that_ends_anyway_says_so_and_stops_taking_events(bus, monkeypatch):
+    errors = []
+    bus.subscribe(ErrorEvent, errors.append)
+
+    def broken_loop(sub, mailbox):
+        mailbox.get()  # take the first event, then die the way a bug would
+        raise SystemExit("worker bug")
+
+    monkeypatch.setattr(bus, "_serve", broken_loop)
+    sub = bus.subscribe(Ping, print, queued=True, name="dies")
+    bus.publish(Ping(n=0))
+    sub.thread.join(5)
+    assert not sub.active and isinstance(sub.failure, SystemExit) and sub.errors == 1
+    assert errors and "worker ended" in errors[0].where
+    bus.publish(Ping(n=1))  # no longer subscribed: nothing piles up
+    assert len(sub.mailbox) == 0 and sub not in bus.subscriptions()
+
+
+def test_close_counts_every_event_it_discards_including_a_batch_in_hand(bus):
+    gate = Gate(block_on=(0, 1))
+    sub = bus.subscribe(Ping, gate, queued=True, max_queue=1000, name="slow")
+    bus.publish(Ping(n=0))
+    assert gate.entered[0].wait(5)
+    for n in range(1, 301):
+        bus.publish(Ping(n=n))  # queued while the handler is busy
+    gate.release[0].set()
+    assert gate.entered[1].wait(5)  # the worker took 1..256 as one batch and is handling 1
+    assert sub.close(0.0) is False  # closed while the handler runs: it finishes that event only
+    assert not sub.active
+    gate.release[1].set()
+    assert sub.close(5.0) is True
+    assert gate.seen == [0, 1] and sub.delivered == 2
+    assert sub.discarded == 299  # 255 left in the batch in hand + 44 queued: none lost silently
+
+
+def test_close_from_many_threads_never_reports_a_running_worker_as_finished(bus):
+    gate = Gate(block_on=(0,))
+    sub = bus.subscribe(Ping, gate, queued=True, name="busy")
+    bus.publish(Ping(n=0))
+    assert gate.entered[0].wait(5)
+    assert sub.close(0.05) is False
+    assert sub.close(0.05) is False  # the second caller also waits and tells the truth
+    gate.release[0].set()
+    assert sub.close(5.0) is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_queue": 0}, r"max_queue = 0: must be a whole number in \[1, "),
+        ({"max_queue": True}, "max_queue = True"),
+        ({"max_queue": 1.5}, "max_queue = 1.5"),
+        ({"max_queue": 10**12}, "max_queue = 1000000000000"),
+        ({"block_timeout_s": float("nan")}, "block_timeout_s = nan"),
+        ({"block_timeout_s": float("inf")}, "block_timeout_s = inf"),
+        ({"block_timeout_s": -1}, "block_timeout_s = -1"),
+    ],
+)
+def test_mailbox_sizes_and_timeouts_that_cannot_work_are_rejected_naming_them(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Mailbox(**kwargs)
+
+
+def test_mailbox_get_rejects_nan_and_clamps_an_infinite_wait():
+    mb = Mailbox()
+    with pytest.raises(ValueError, match="get: timeout = nan"):
+        mb.get(float("nan"))
+    mb.put(Ping(n=7))
+    assert mb.get(float("inf")).n == 7 and mb.get(-1.0) is None
