@@ -33,7 +33,14 @@ incarnation cannot start (so a supervisor can roll back).
 ``stop()`` cancels the in-flight run through its context's cancel token, then
 either fails the queued events (``drain=False``: discarded and reported) or lets
 them run (``drain=True``, until the deadline), joins the thread with a timeout
-and reports a thread it had to abandon (its late results are ignored).
+and reports a thread it had to abandon (its late results are ignored). It never
+joins while holding the agent's lock (the exiting worker needs it), and it is safe
+from many threads at once (:class:`~edgevox.runtime.lifecycle.SharedStop`): one
+caller stops, the others wait up to their own timeout and get the same report. A
+``stop()`` after the agent stopped joins what may still run and reports it again.
+
+Anything ``run``, ``trigger`` or ``factory`` raises - ``SystemExit`` included -
+is a crash for the restart policy, never a silently dead thread.
 """
 
 from __future__ import annotations
@@ -52,7 +59,8 @@ from edgevox.runtime.agent import RunnableAgent, agent_name
 from edgevox.runtime.bus import EventBus, Mailbox, Subscription
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import AgentStateEvent, ErrorEvent, Event
-from edgevox.runtime.lifecycle import StopReport
+from edgevox.runtime.lifecycle import SharedStop, StopReport
+from edgevox.runtime.limits import count, duration, optional_wait_s
 
 RestartType = Literal["permanent", "transient", "temporary"]
 RESTART_TYPES = ("permanent", "transient", "temporary")
@@ -115,14 +123,15 @@ class BackgroundAgent:
             raise ValueError(f"restart = {restart!r}: must be one of {', '.join(RESTART_TYPES)}")
         if overflow not in BG_OVERFLOW:
             raise ValueError(f"overflow = {overflow!r}: must be one of {', '.join(BG_OVERFLOW)}")
-        if max_queue < 1 or max_restarts < 0 or restart_window_s <= 0:
-            raise ValueError(
-                f"max_queue = {max_queue}, max_restarts = {max_restarts}, restart_window_s = {restart_window_s}: "
-                "need max_queue >= 1, max_restarts >= 0, restart_window_s > 0"
-            )
         self.name = name or (agent_name(agent) if agent is not None else "")
         if not self.name:
             raise TypeError("BackgroundAgent(factory=...): pass name=... as well")
+        owner = f"BackgroundAgent {self.name!r}"
+        max_queue = count("max_queue", max_queue, owner=owner, minimum=1)
+        max_restarts = count("max_restarts", max_restarts, owner=owner)
+        restart_window_s = duration("restart_window_s", restart_window_s, owner=owner, above_minimum=True)
+        start_timeout_s = duration("start_timeout_s", start_timeout_s, owner=owner, above_minimum=True)
+        shutdown_timeout_s = duration("shutdown_timeout_s", shutdown_timeout_s, owner=owner)
         self.agent = agent
         self.factory = factory
         self.trigger = trigger
@@ -155,6 +164,7 @@ class BackgroundAgent:
         self._accepting = False
         self._hard_stop = False
         self._start_error: BaseException | None = None
+        self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
 
     # -- introspection -----------------------------------------------------------------------
 
@@ -221,46 +231,64 @@ class BackgroundAgent:
             err = self._start_error
             self._base_ctx.cancel_token.cancel(f"background agent {self.name!r} failed to start")
             raise AgentError(f"background agent {self.name!r} failed to start: {err!r}") from err
+        if self._state in (AgentState.STOPPING, AgentState.STOPPED):
+            raise AgentError(f"background agent {self.name!r} was stopped while it started")
         self._publish_state(AgentState.RUNNING)
         return self
 
     def stop(self, timeout_s: float | None = None, *, drain: bool = False) -> StopReport:
-        """Stop and join (see the module docstring). Returns a StopReport (truthy when clean)."""
+        """Stop and join within ``timeout_s`` (default ``shutdown_timeout_s``; see the module
+        docstring). Returns a StopReport (truthy when clean). Safe from many threads at once."""
+        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"BackgroundAgent {self.name!r}.stop")
         timeout_s = self.shutdown_timeout_s if timeout_s is None else timeout_s
+        return self._stops.run(timeout_s, lambda deadline: self._stop(deadline, drain))
+
+    def _still_running(self) -> StopReport:
+        """For a concurrent stopper whose deadline passed before the stop ended."""
+        thread = self._thread
+        alive = thread is not None and thread.is_alive() and thread is not threading.current_thread()
+        return StopReport.abandoned_threads([thread.name] if alive and thread is not None else [])
+
+    def _stop(self, deadline: float | None, drain: bool) -> StopReport:
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
         with self._lock:
-            state = self._state
-            thread = self._thread
-            if state not in _ACTIVE or state is AgentState.STOPPING:
+            state, thread = self._state, self._thread
+            if state not in _ACTIVE:
                 if state is AgentState.NEW:
                     self._state = AgentState.STOPPED
-                # already stopped / failed (or another stop is in progress): join what is left
-                return self._join(thread, timeout_s, StopReport())
-            self._state = AgentState.STOPPING
-            self._accepting = False
-            sub, mailbox, base = self._sub, self._mailbox, self._base_ctx
-            if not drain:
-                self._hard_stop = True
+                ended = True
+            else:
+                ended = False
+                self._state = AgentState.STOPPING
+                self._accepting = False
+                sub, mailbox, base = self._sub, self._mailbox, self._base_ctx
+                if not drain:
+                    self._hard_stop = True
+        if ended:
+            # already stopped or failed: join what may still run (never under the lock) and say so
+            return self._join(thread, left(), StopReport())
         if sub is not None:
             sub.close()
         report = StopReport()
-        deadline = time.monotonic() + timeout_s
         if drain:
             mailbox.close()  # the worker runs what is queued, then exits
             if thread is not None and thread is not threading.current_thread():
-                thread.join(timeout_s)
+                thread.join(left())
             self._hard_stop = True
         report.discarded = len(mailbox.drain())
         mailbox.close()
         if base is not None:
             base.cancel_token.cancel(f"background agent {self.name!r} stopped")
-        report = self._join(thread, max(0.0, deadline - time.monotonic()), report)
+        report = self._join(thread, left(), report)
         with self._lock:
             self._gen += 1  # an abandoned thread's late exit is ignored
             self._state = AgentState.STOPPED
         self._publish_state(AgentState.STOPPED)
         return report
 
-    def _join(self, thread: threading.Thread | None, timeout_s: float, report: StopReport) -> StopReport:
+    def _join(self, thread: threading.Thread | None, timeout_s: float | None, report: StopReport) -> StopReport:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
             if thread.is_alive():
@@ -305,7 +333,7 @@ class BackgroundAgent:
             if ready is not None:
                 ready.set()
             self._loop(agent, ctx)
-        except Exception as exc:  # noqa: BLE001 - a crash is data for the restart policy
+        except BaseException as exc:  # noqa: BLE001 - a crash (SystemExit too) is data for the restart policy
             error = exc
         finally:
             ctx.cancel_token.detach()
@@ -346,6 +374,8 @@ class BackgroundAgent:
         with self._lock:
             outcome = self._state
             if gen != self._gen or self._state in (AgentState.STOPPING, AgentState.STOPPED):
+                if ready is not None:
+                    ready.set()  # stopped while starting: let start() return now, not at its timeout
                 return  # stop() owns the outcome (or this thread was abandoned)
             if crashed and isinstance(error, Cancelled) and self._hard_stop:
                 return
@@ -376,7 +406,10 @@ class BackgroundAgent:
             self._publish_error(error)
         self._publish_state(outcome, error if crashed else None)
         if give_up and self.on_give_up is not None:
-            self.on_give_up(self, error if crashed else None)
+            try:
+                self.on_give_up(self, error if crashed else None)
+            except BaseException as exc:  # noqa: BLE001 - this thread ends here; say why instead of dying mute
+                self._publish_error(exc)
 
     def _allow_restart_locked(self) -> bool:
         """OTP intensity: record this restart; False if it is one too many inside the window."""

@@ -4,7 +4,10 @@
 from :meth:`AgentPool.make_ctx`; ``start_background(name, trigger=...)`` runs it
 on its own supervised thread (a :class:`~edgevox.runtime.background.BackgroundAgent`
 added to the pool's supervisor). ``stop_all()`` cancels the foreground runs in
-flight and stops every background agent. All methods are thread-safe.
+flight and stops every background agent. All methods are thread-safe, and
+``stop_all`` / ``stop_background`` are safe to call from many threads at once: an
+agent stays listed until its stop has ended, so every caller waits for (and reports)
+the same stops.
 
 A pool made with ``AgentPool()`` owns a private bus, blackboard and supervisor
 (and ``close()`` releases them); a Runtime passes its own.
@@ -24,6 +27,7 @@ from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.events import Event
 from edgevox.runtime.lifecycle import StopReport
+from edgevox.runtime.limits import count, optional_wait_s, wait_s
 from edgevox.runtime.supervisor import ChildSpec, Supervisor, SupervisorState
 
 
@@ -39,8 +43,10 @@ class AgentPool:
         ctx_defaults: Mapping[str, Any] | None = None,
         max_concurrency: int | None = None,
     ) -> None:
-        if max_concurrency is not None and max_concurrency < 1:
-            raise ValueError(f"max_concurrency = {max_concurrency}: must be >= 1 (or None for no limit)")
+        if max_concurrency is not None:
+            max_concurrency = count(
+                "max_concurrency", max_concurrency, owner="AgentPool", minimum=1, none_hint="(or None for no limit)"
+            )
         self.max_concurrency = max_concurrency
         """At most this many :meth:`run` calls execute at once; the rest wait (cancellably)."""
         self._owns_bus = bus is None
@@ -209,15 +215,31 @@ class AgentPool:
         with self._lock:
             return list(self._background)
 
-    def stop_background(self, name: str, timeout_s: float | None = None) -> StopReport:
+    def background_agents(self) -> list[BackgroundAgent]:
+        """The background agents running (or stopping) now, in start order."""
         with self._lock:
-            if name not in self._background:
+            return list(self._background.values())
+
+    def stop_background(self, name: str, timeout_s: float | None = None) -> StopReport:
+        """Stop background agent ``name`` (within ``timeout_s``, default its shutdown timeout)
+        and forget it. A concurrent call for the same agent waits for the same stop."""
+        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"AgentPool.stop_background({name!r})")
+        with self._lock:
+            bg = self._background.get(name)
+            if bg is None:
                 raise KeyError(f"agent {name!r} is not running in the background; running: {sorted(self._background)}")
-            self._background.pop(name)
-        return self.supervisor.remove_child(name, timeout_s)
+        try:
+            report = self.supervisor.remove_child(name, timeout_s)
+        except KeyError:  # another caller is removing it: share that stop (BackgroundAgent.stop is shared)
+            report = bg.stop(timeout_s)
+        with self._lock:
+            if self._background.get(name) is bg:
+                del self._background[name]
+        return report
 
     def stop_all(self, timeout_s: float = 5.0) -> StopReport:
         """Cancel foreground runs in flight and stop every background agent (reverse order)."""
+        timeout_s = wait_s("timeout_s", timeout_s, owner="AgentPool.stop_all")
         deadline = time.monotonic() + timeout_s
         with self._lock:
             tokens = list(self._in_flight)
@@ -230,11 +252,12 @@ class AgentPool:
             try:
                 reports.append(self.stop_background(bg.name, left))
             except KeyError:
-                pass  # stopped concurrently
+                reports.append(bg.stop(left))  # stopped and forgotten meanwhile: re-check it truthfully
         return StopReport.merge(reports)
 
     def close(self, timeout_s: float = 5.0) -> StopReport:
         """``stop_all`` and release what this pool created itself (bus, blackboard, supervisor)."""
+        timeout_s = wait_s("timeout_s", timeout_s, owner="AgentPool.close")
         deadline = time.monotonic() + timeout_s
         report = self.stop_all(timeout_s)
         left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731

@@ -12,19 +12,22 @@ Lifecycle (illegal transitions raise :class:`~edgevox.errors.LifecycleError`)::
                         +-- a child fails to start (rolled back) --> STOPPED (start() raises)
 
 ``stop()`` on NEW releases the resources (-> STOPPED); a second ``stop()`` returns the
-first report. A Runtime is not restartable: build a new one.
+first report. A Runtime is not restartable: build a new one. ``stop`` is safe from many
+threads at once: the first caller stops, the others wait (each up to its own timeout)
+and get the same report, or - if their deadline comes first - one naming what still runs.
 
 Shutdown order: publish :class:`~edgevox.runtime.events.ShutdownEvent` (control: it
 overtakes queued data), cancel every registered activity (``runtime.activities``: skills,
-tools, generations, workers; whatever ignores the cancel is named), cancel foreground runs, stop the supervisor (children in
-reverse start order, each within its shutdown timeout), close the blackboard, close
-the bus. Each step gets what is left of ``timeout_s``; whatever did not finish is
-named in ``StopReport.abandoned``.
+tools, generations, workers; whatever ignores the cancel is named), cancel foreground
+runs, stop the supervisor (children in reverse start order, each within its shutdown
+timeout), close the blackboard, close the bus. Each step gets what is left of
+``timeout_s``; whatever did not finish is named in ``StopReport.abandoned``. The deadline
+holds even while the supervisor is in the middle of a restart waiting on a stuck child
+(``runtime/supervisor.py``).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -35,7 +38,8 @@ from edgevox.runtime.activities import SAFETY_STOP_REASON, ActivityRegistry, Can
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.events import ErrorEvent, ShutdownEvent, StopEvent
-from edgevox.runtime.lifecycle import Lifecycle, StopReport
+from edgevox.runtime.lifecycle import Lifecycle, SharedStop, StopReport
+from edgevox.runtime.limits import wait_s
 from edgevox.runtime.pool import AgentPool
 from edgevox.runtime.supervisor import Strategy, Supervisor
 
@@ -104,7 +108,7 @@ class Runtime:
         self.failure: BaseException | None = None
         """Why the root supervisor gave up, if it did (state FAILED)."""
         self._life = Lifecycle(f"Runtime {name!r}", RuntimeState.NEW, _TRANSITIONS, _HINTS)
-        self._stop_lock = threading.Lock()
+        self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
         self._report: StopReport | None = None
         # A StopEvent from anyone (a ROS topic, a Zenoh peer, a bumper agent, the voice loop)
         # cancels everything registered; synchronous, on the publisher's thread.
@@ -114,6 +118,7 @@ class Runtime:
         """Cancel every registered activity now (skills, tools, generations, runs, workers) and
         report what was cancelled and what ignored the cancel for ``grace_s``. Publishes nothing:
         publish a :class:`StopEvent` to also stop speech (the voice loop listens for it)."""
+        grace_s = wait_s("grace_s", grace_s, owner=f"Runtime {self.name!r}.safety_stop")
         return self.activities.cancel_all(reason, grace_s=grace_s)
 
     def _on_stop_event(self, event: StopEvent) -> None:
@@ -138,34 +143,43 @@ class Runtime:
 
     def stop(self, timeout_s: float = 5.0) -> StopReport:
         """Shut everything down within ``timeout_s``; see the module docstring for the order."""
-        with self._stop_lock:
-            if self._report is not None:
-                return self._report
-            self._life.to(RuntimeState.STOPPING, "stop")
-            deadline = time.monotonic() + timeout_s
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"Runtime {self.name!r}.stop")
+        return self._stops.run(timeout_s, self._stop)
 
-            def left() -> float:
-                return max(0.0, deadline - time.monotonic())
+    def _still_running(self) -> StopReport:
+        """For a concurrent stopper whose deadline passed before the stop ended: what still runs."""
+        threads = [self.supervisor.thread] + [bg.thread for bg in self.pool.background_agents()]
+        alive = [t.name for t in threads if t is not None and t.is_alive()]
+        return StopReport.abandoned_threads(alive or [f"runtime {self.name!r} (stop in progress)"])
 
-            if not self.bus.closed:
-                self.bus.publish(ShutdownEvent(source=f"runtime:{self.name}"))
-            running = self.activities.cancel_all(f"runtime {self.name!r} stopping", grace_s=min(left(), 0.5))
-            reports = [self.pool.stop_all(left()), self.supervisor.stop(left())]
-            self._stop_sub.close()
-            abandoned = self.blackboard.close(left()) + self.bus.close(left())
-            named = {n for r in reports for n in r.abandoned} | set(abandoned)
-            # Work that ignored the cancel and still runs is named, unless its thread already is.
-            still = [
-                a.label
-                for a in self.activities.running()
-                if a.label in running.ignored and a.thread not in named and a.label not in named
-            ]
-            report = StopReport.merge(
-                [*reports, StopReport.abandoned_threads(abandoned), StopReport.abandoned_threads(still)]
-            )
-            self._life.to(RuntimeState.STOPPED)
-            self._report = report
-            return report
+    def _stop(self, deadline: float | None) -> StopReport:
+        if self._report is not None:
+            return self._report
+        self._life.to(RuntimeState.STOPPING, "stop")
+        assert deadline is not None  # stop() always passes a timeout
+
+        def left() -> float:
+            return max(0.0, deadline - time.monotonic())
+
+        if not self.bus.closed:
+            self.bus.publish(ShutdownEvent(source=f"runtime:{self.name}"))
+        running = self.activities.cancel_all(f"runtime {self.name!r} stopping", grace_s=min(left(), 0.5))
+        reports = [self.pool.stop_all(left()), self.supervisor.stop(left())]
+        self._stop_sub.close()
+        abandoned = self.blackboard.close(left()) + self.bus.close(left())
+        named = {n for r in reports for n in r.abandoned} | set(abandoned)
+        # Work that ignored the cancel and still runs is named, unless its thread already is.
+        still = [
+            a.label
+            for a in self.activities.running()
+            if a.label in running.ignored and a.thread not in named and a.label not in named
+        ]
+        report = StopReport.merge(
+            [*reports, StopReport.abandoned_threads(abandoned), StopReport.abandoned_threads(still)]
+        )
+        self._life.to(RuntimeState.STOPPED)
+        self._report = report
+        return report
 
     def _on_supervisor_gave_up(self, error: BaseException | None) -> None:
         """Runs on the root supervisor's thread: the end of the escalation chain."""

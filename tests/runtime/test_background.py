@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -340,3 +341,103 @@ def test_bad_options_are_rejected_with_the_value():
         BackgroundAgent(agent=RecordingAgent(), trigger=n_of, overflow="block")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="exactly one"):
         BackgroundAgent(trigger=n_of)
+
+
+# --- concurrent stops, anything raised by run(), durations that cannot work ------------------
+
+
+def test_eight_concurrent_stops_finish_in_one_stops_time_and_all_report_the_truth(bus):
+    entered = threading.Event()
+
+    def finishing(task, ctx):
+        entered.set()
+        ctx.cancel_token.wait(10)
+        threading.Event().wait(0.3)  # the run needs a moment to wind down after the cancel
+        return task
+
+    bg = start(BackgroundAgent(agent=RecordingAgent("w", behaviour=finishing), trigger=n_of), bus)
+    bus.publish(Ping(n=0))
+    assert entered.wait(5)
+    barrier = threading.Barrier(8)
+    reports = [None] * 8
+
+    def stopper(i):
+        barrier.wait(5)
+        reports[i] = bg.stop(2.0)
+
+    threads = [threading.Thread(target=stopper, args=(i,)) for i in range(8)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    elapsed = time.monotonic() - started
+    # before: 14 s (each waiter joined while holding the lock the exiting worker needed), 8 false reports
+    assert elapsed < 2.0, f"8 concurrent stops took {elapsed:.2f} s"
+    assert all(r is not None and r.clean and r.abandoned == [] for r in reports), reports
+    assert bg.abandoned_threads == [] and bg.state is AgentState.STOPPED and not bg.thread.is_alive()
+
+
+def test_a_concurrent_stopper_with_a_shorter_deadline_is_told_what_still_runs(bus):
+    entered, cancelled, release = threading.Event(), threading.Event(), threading.Event()
+
+    def stubborn(task, ctx):
+        entered.set()
+        ctx.cancel_token.wait(10)
+        cancelled.set()  # the first stop is under way
+        release.wait(10)  # and this run ignores it until released
+
+    bg = start(BackgroundAgent(agent=RecordingAgent("stub2", behaviour=stubborn), trigger=n_of), bus)
+    bus.publish(Ping(n=0))
+    assert entered.wait(5)
+    first: list = []
+    stopper = threading.Thread(target=lambda: first.append(bg.stop(5.0)))
+    stopper.start()
+    assert cancelled.wait(5)
+    short = bg.stop(0.05)  # waits for the first stop, without holding anything the worker needs
+    assert not short and short.abandoned == ["edgevox-bg-stub2"]
+    release.set()
+    stopper.join(5)
+    assert first[0].clean and bg.state is AgentState.STOPPED
+
+
+@pytest.mark.parametrize("exc", [SystemExit(1), KeyboardInterrupt(), GeneratorExit()])
+def test_a_run_raising_any_base_exception_is_a_crash_the_policy_restarts(bus, log, exc):
+    def behaviour(task, ctx):
+        if task == 0:
+            raise exc
+        return task
+
+    agent = RecordingAgent("exiter", behaviour=behaviour)
+    bg = start(BackgroundAgent(agent=agent, trigger=n_of, subscribe_to=Ping), bus)
+    bus.publish(Ping(n=0))
+    assert log.wait_for("exiter", "restarting")
+    bus.publish(Ping(n=1))
+    assert agent.wait_for(2)
+    assert bg.restart_count == 1 and isinstance(bg.last_error, type(exc)) and bg.state is AgentState.RUNNING
+    assert bg.stop(2.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_queue": 0}, "max_queue = 0"),
+        ({"max_queue": True}, "max_queue = True"),
+        ({"max_restarts": -1}, "max_restarts = -1"),
+        ({"restart_window_s": float("nan")}, "restart_window_s = nan"),
+        ({"restart_window_s": float("inf")}, "restart_window_s = inf"),
+        ({"restart_window_s": 0}, "restart_window_s = 0"),
+        ({"start_timeout_s": 1e300}, "start_timeout_s = 1e[+]300"),
+        ({"shutdown_timeout_s": -1.0}, "shutdown_timeout_s = -1.0"),
+    ],
+)
+def test_sizes_and_durations_that_cannot_work_are_rejected_naming_them(kwargs, match):
+    with pytest.raises(ValueError, match=f"BackgroundAgent 'rec': {match}: must be"):
+        BackgroundAgent(agent=RecordingAgent(), trigger=n_of, **kwargs)
+
+
+def test_stop_rejects_a_nan_timeout_and_clamps_an_infinite_one(bus):
+    bg = start(BackgroundAgent(agent=RecordingAgent("inf"), trigger=n_of), bus)
+    with pytest.raises(ValueError, match="stop: timeout_s = nan"):
+        bg.stop(float("nan"))
+    assert bg.stop(float("inf")) and bg.state is AgentState.STOPPED

@@ -158,5 +158,36 @@ def test_max_concurrency_caps_runs_and_a_waiting_run_is_cancelled_by_stop_all():
 
 
 def test_max_concurrency_must_be_positive():
-    with pytest.raises(ValueError, match="max_concurrency = 0: must be >= 1"):
+    with pytest.raises(ValueError, match=r"max_concurrency = 0: must be a whole number in \[1, "):
         AgentPool(max_concurrency=0)
+
+
+def test_concurrent_stop_all_calls_each_wait_for_the_stops_and_report_the_truth(pool):
+    entered, cancelled, release = threading.Event(), threading.Event(), threading.Event()
+
+    def stubborn(task, ctx):
+        entered.set()
+        ctx.cancel_token.wait(10)
+        cancelled.set()
+        release.wait(10)
+
+    pool.register(RecordingAgent("quick"))
+    pool.register(RecordingAgent("slow", behaviour=stubborn))
+    pool.start_background("slow", trigger=lambda e: 1 if isinstance(e, Ping) else None)
+    pool.start_background("quick", trigger=lambda e: None)  # stopped first (reverse order)
+    pool.bus.publish(Ping())
+    assert entered.wait(5)
+    first: list = []
+    stopper = threading.Thread(target=lambda: first.append(pool.stop_all(5.0)))
+    stopper.start()
+    assert cancelled.wait(5)
+    second = pool.stop_all(0.05)  # before: [] and "clean" at once, while 'slow' still ran
+    assert not second and second.abandoned == ["edgevox-bg-slow"]
+    release.set()
+    stopper.join(5)
+    assert first[0].clean and pool.background_names() == []
+
+
+def test_stop_timeouts_reject_nan(pool):
+    with pytest.raises(ValueError, match="stop_all: timeout_s = nan"):
+        pool.stop_all(float("nan"))

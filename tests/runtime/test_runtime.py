@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -106,3 +107,80 @@ def test_agent_state_events_are_published_for_background_agents():
         rt.pool.start_background("a", trigger=lambda e: None)
         rt.pool.stop_background("a")
         assert ("a", "running") in states and ("a", "stopped") in states
+
+
+# --- stop deadlines, concurrent stops, bad waits ------------------------------------------------
+
+
+def test_stop_keeps_its_deadline_while_a_one_for_all_restart_waits_on_a_stuck_sibling():
+    entered, cancelled, release = threading.Event(), threading.Event(), threading.Event()
+
+    def stubborn(task, ctx):
+        entered.set()
+        ctx.cancel_token.wait(10)
+        cancelled.set()  # the restart is stopping it now
+        release.wait(10)  # ... and it ignores that until released
+
+    rt = Runtime("r", strategy="one_for_all")
+    rt.pool.register(RecordingAgent("stuck", behaviour=stubborn))
+    rt.pool.register(RecordingAgent("crash", behaviour=lambda t, c: 1 / 0))
+    rt.start()
+    rt.pool.start_background("stuck", trigger=lambda e: 1 if isinstance(e, Ping) and e.n == 1 else None)
+    rt.pool.start_background("crash", trigger=lambda e: 1 if isinstance(e, Ping) and e.n == 2 else None, max_restarts=0)
+    rt.bus.publish(Ping(n=1))
+    assert entered.wait(5)
+    rt.bus.publish(Ping(n=2))  # 'crash' gives up: the one_for_all restart waits on 'stuck' (5 s timeout)
+    assert cancelled.wait(5)
+    started = time.monotonic()
+    report = rt.stop(1.0)
+    elapsed = time.monotonic() - started
+    # before: 2.7-4.7 s (the supervisor held its lock while the restart waited on 'stuck')
+    assert elapsed < 1.5, f"stop(1.0) took {elapsed:.2f} s"
+    assert not report and "edgevox-bg-stuck" in report.abandoned
+    assert rt.state is RuntimeState.STOPPED
+    release.set()
+    rt.supervisor.thread.join(5)  # the interrupted restart ends without starting anything
+    assert rt.pool.background_names() == [] and rt.supervisor.which_children() == []
+
+
+def test_concurrent_stops_wait_for_the_one_stop_and_get_the_same_report():
+    entered, cancelled, release = threading.Event(), threading.Event(), threading.Event()
+
+    def stubborn(task, ctx):
+        entered.set()
+        ctx.cancel_token.wait(10)
+        cancelled.set()
+        release.wait(10)
+
+    rt = Runtime("r")
+    rt.pool.register(RecordingAgent("slow", behaviour=stubborn))
+    rt.start()
+    rt.pool.start_background("slow", trigger=lambda e: 1 if isinstance(e, Ping) else None)
+    rt.bus.publish(Ping())
+    assert entered.wait(5)
+    reports = []
+    first = threading.Thread(target=lambda: reports.append(rt.stop(5.0)))
+    first.start()
+    assert cancelled.wait(5)
+    short = rt.stop(0.05)  # its deadline comes first: told what still runs, never "clean"
+    assert not short and "edgevox-bg-slow" in short.abandoned
+    others = [threading.Thread(target=lambda: reports.append(rt.stop(5.0))) for _ in range(3)]
+    for t in others:
+        t.start()
+    assert rt._stops.wait_for_waiters(3, 5.0)
+    release.set()
+    for t in [first, *others]:
+        t.join(5)
+    assert len(reports) == 4 and all(r is reports[0] for r in reports) and reports[0].clean
+    assert rt.stop(1.0) is reports[0]
+
+
+def test_stop_and_safety_stop_reject_nan_and_clamp_an_infinite_wait():
+    rt = Runtime("r")
+    rt.start()
+    with pytest.raises(ValueError, match="safety_stop: grace_s = nan"):
+        rt.safety_stop(grace_s=float("nan"))
+    with pytest.raises(ValueError, match="stop: timeout_s = nan"):
+        rt.stop(float("nan"))
+    assert rt.state is RuntimeState.RUNNING
+    assert rt.stop(float("inf"))

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from edgevox.errors import AgentError, LifecycleError
 from edgevox.runtime.background import BackgroundAgent
+from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext
+from edgevox.runtime.events import ErrorEvent
 from edgevox.runtime.lifecycle import StopReport
 from edgevox.runtime.supervisor import ChildSpec, Supervisor, SupervisorState
 
-from .conftest import Ping, RecordingAgent, StateLog
+from .conftest import Ping, Pong, RecordingAgent, StateLog
 
 
 class Journal:
@@ -268,7 +271,157 @@ def test_adding_a_child_to_a_running_supervisor_starts_it_and_remove_stops_it():
     sup.add_child(late.spec)
     assert journal.take() == [("start", "late")]
     assert sup.remove_child("late", 1.5)
-    assert journal.take() == [("stop", "late", 1.5)]
+    (entry,) = journal.take()
+    assert entry[:2] == ("stop", "late") and 1.4 < entry[2] <= 1.5  # what is left of its 1.5 s
     with pytest.raises(ValueError, match="already has a child named 'a'"):
         sup.add_child(FakeChild("a", journal).spec)
     assert sup.stop()
+
+
+# --- stop deadlines during a restart, concurrent stops, bad durations ------------------------
+
+
+def stuck_sibling_setup(strategy="one_for_all"):
+    """A supervisor with a stuck child 'stuck' and a child 'crash' that escalates at once; the
+    restart that follows waits on 'stuck' (its run ignores the cancel until ``release``)."""
+    bus = EventBus("stuck-sibling")
+    ctx = AgentContext(bus=bus)
+    entered, cancelled, release = threading.Event(), threading.Event(), threading.Event()
+
+    def stubborn(task, c):
+        entered.set()
+        c.cancel_token.wait(10)
+        cancelled.set()  # the restart is stopping it now
+        release.wait(10)
+
+    stuck = BackgroundAgent(agent=RecordingAgent("stuck", behaviour=stubborn), trigger=lambda e: 1, subscribe_to=Ping)
+    crash = BackgroundAgent(
+        agent=RecordingAgent("crash", behaviour=lambda t, c: 1 / 0),
+        trigger=lambda e: 1,
+        subscribe_to=Pong,
+        max_restarts=0,
+    )
+    sup = Supervisor("sup", strategy=strategy, bus=bus)
+    for bg in (stuck, crash):
+        sup.add_child(ChildSpec.for_background(bg, ctx, bus))
+    sup.start()
+    bus.publish(Ping())
+    assert entered.wait(5)  # 'stuck' is in its run
+    bus.publish(Pong())  # 'crash' gives up -> the restart stops 'crash', then waits on 'stuck'
+    assert cancelled.wait(5)
+    return bus, sup, stuck, release
+
+
+def test_stop_keeps_its_deadline_while_a_one_for_all_restart_waits_on_a_stuck_child():
+    bus, sup, stuck, release = stuck_sibling_setup()
+    started = time.monotonic()
+    report = sup.stop(0.5)
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.0, f"stop(0.5) took {elapsed:.2f} s"
+    assert not report and "edgevox-bg-stuck" in report.abandoned and "edgevox-sup-sup" in report.abandoned
+    release.set()
+    sup.thread.join(5)
+    stuck.thread.join(5)
+    # the interrupted restart started nothing once the stop was requested
+    assert sup.state is SupervisorState.STOPPED and stuck.state.value == "stopped"
+    assert not sup.thread.is_alive() and not stuck.thread.is_alive()
+    assert bus.close(2.0) == []
+
+
+def test_remove_child_keeps_its_deadline_during_a_restart_and_the_restart_does_not_bring_it_back():
+    bus, sup, stuck, release = stuck_sibling_setup()
+    started = time.monotonic()
+    report = sup.remove_child("stuck", 0.2)
+    assert time.monotonic() - started < 1.0
+    assert report.abandoned == ["edgevox-bg-stuck"] and sup.child_names() == ["crash"]
+    release.set()
+    stuck.thread.join(5)
+    assert sup.stop(5.0)
+    assert stuck.state.value == "stopped" and bus.close(2.0) == []
+
+
+def test_concurrent_stops_share_one_stop_and_one_report():
+    journal = Journal()
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_stop(timeout_s):
+        entered.set()
+        release.wait(10)
+        journal.add("stop", "slow")
+        return StopReport()
+
+    sup = Supervisor("sup")
+    sup.add_child(ChildSpec("slow", lambda escalate: None, slow_stop))
+    sup.start()
+    reports = []
+    threads = [threading.Thread(target=lambda: reports.append(sup.stop(5.0))) for _ in range(4)]
+    threads[0].start()
+    assert entered.wait(5)
+    for t in threads[1:]:
+        t.start()
+    assert sup._stops.wait_for_waiters(3, 5.0)
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert journal.take() == [("stop", "slow")] and len(reports) == 4
+    assert all(r is reports[0] and r.clean for r in reports)
+
+
+def test_nothing_a_child_raises_while_restarting_ends_the_supervision_thread(clock):
+    bus = EventBus("sup-errors")
+    sup, kids, journal = make(names=("a",), clock=clock, bus=bus, max_restarts=5)
+
+    def exiting_stop(timeout_s):
+        raise SystemExit("stop broke")
+
+    sup.start()
+    kids["a"].spec.stop = exiting_stop
+    kids["a"].crash()  # the restart's stop raises SystemExit on the supervision thread: counted
+    kids["a"].spec.stop = kids["a"].stop
+    assert journal.wait_len(2)  # ... and the restart still started 'a' again
+    assert sup.thread.is_alive() and sup.restart_count == 1
+    assert sup.stop(2.0) and bus.close(2.0) == []
+
+
+def test_a_give_up_hook_raising_system_exit_is_reported_and_the_thread_survives(clock):
+    bus = EventBus("give-up")
+    errors = Journal()
+    bus.subscribe(ErrorEvent, lambda e: errors.add(e))
+    sup, kids, _ = make(names=("a",), clock=clock, bus=bus, max_restarts=0)
+
+    def hook(error):
+        raise SystemExit("the parent hook broke")
+
+    sup.start(on_give_up=hook)
+    kids["a"].crash()
+    assert errors.wait_len(1)
+    (event,) = errors.take()
+    assert "supervision loop" in event[0].where and "SystemExit" in event[0].error
+    assert sup.state is SupervisorState.FAILED and sup.thread.is_alive()
+    assert sup.stop(2.0) and not sup.thread.is_alive() and bus.close(2.0) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_restarts": -1}, "max_restarts = -1"),
+        ({"max_restarts": 2.5}, "max_restarts = 2.5"),
+        ({"restart_window_s": float("nan")}, "restart_window_s = nan"),
+        ({"restart_window_s": float("inf")}, "restart_window_s = inf"),
+        ({"restart_window_s": 0}, "restart_window_s = 0"),
+    ],
+)
+def test_supervisor_options_that_cannot_work_are_rejected_naming_them(kwargs, match):
+    with pytest.raises(ValueError, match=f"Supervisor 'x': {match}: must be"):
+        Supervisor("x", **kwargs)
+
+
+def test_child_spec_shutdown_timeouts_are_checked_and_stop_timeouts_clamped():
+    with pytest.raises(ValueError, match="ChildSpec 'c': shutdown_timeout_s = inf"):
+        ChildSpec("c", lambda e: None, lambda t: StopReport(), shutdown_timeout_s=float("inf"))
+    sup, _, journal = make(names=("a",))
+    sup.start()
+    with pytest.raises(ValueError, match="stop: timeout_s = nan"):
+        sup.stop(float("nan"))
+    assert sup.stop(float("inf"))
+    assert journal.take()[-1][:2] == ("stop", "a")
