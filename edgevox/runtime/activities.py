@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edgevox.runtime.context import CancelToken
+from edgevox.runtime.limits import wait_s
 
 KINDS = ("skill", "tool", "generation", "turn", "background", "worker")
 """What can be registered: a skill goal, a tool call, an LLM generation, a voice turn, a
@@ -95,7 +96,7 @@ class Activity:
             self._registry._forget(self)
 
     def wait(self, timeout_s: float) -> bool:
-        return self._done.wait(max(0.0, timeout_s))
+        return self._done.wait(wait_s("timeout_s", timeout_s, owner=f"activity {self.label!r}.wait"))
 
 
 @dataclass
@@ -116,7 +117,7 @@ class CancelReport:
     def settle(self, grace_s: float) -> CancelReport:
         """Wait until every cancelled activity ended or ``grace_s`` passed since the cancel;
         fill :attr:`ignored` and :attr:`settle_s`. Returns self."""
-        deadline = self.started_at + grace_s
+        deadline = self.started_at + wait_s("grace_s", grace_s, owner="CancelReport.settle")
         for activity in self.activities:
             activity.wait(deadline - time.monotonic())
         self.ignored = [a.label for a in self.activities if not a.done]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from edgevox.errors import Cancelled
+from edgevox.runtime.limits import optional_wait_s
 
 if TYPE_CHECKING:
     from edgevox.runtime.activities import ActivityRegistry
@@ -112,8 +113,10 @@ class CancelToken:
                 pass
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until cancelled or ``timeout`` seconds pass; True if cancelled."""
-        return self._event.wait(timeout)
+        """Block until cancelled or ``timeout`` seconds pass (None: until cancelled); True if
+        cancelled. ``nan`` is a ValueError; ``inf`` or a huge wait is clamped (never an
+        ``OverflowError`` on the waiting thread)."""
+        return self._event.wait(optional_wait_s("timeout", timeout, owner=f"CancelToken {self.name!r}.wait"))
 
     def raise_if_cancelled(self) -> None:
         if self._event.is_set():

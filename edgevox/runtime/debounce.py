@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from edgevox.runtime.events import Event
+from edgevox.runtime.limits import duration
 
 Edge = Literal["leading", "trailing", "both"]
 EDGES = ("leading", "trailing", "both")
@@ -56,12 +57,11 @@ class DebouncedTrigger:
         max_wait_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if interval_s <= 0:
-            raise ValueError(f"debounce_trigger interval_s = {interval_s}: must be > 0")
+        interval_s = duration("interval_s", interval_s, owner="debounce_trigger", above_minimum=True)
         if edge not in EDGES:
             raise ValueError(f"debounce_trigger edge = {edge!r}: must be one of {', '.join(EDGES)}")
-        if max_wait_s is not None and max_wait_s < interval_s:
-            raise ValueError(f"debounce_trigger max_wait_s = {max_wait_s}: must be >= interval_s ({interval_s})")
+        if max_wait_s is not None:
+            max_wait_s = duration("max_wait_s", max_wait_s, owner="debounce_trigger", minimum=interval_s)
         self.trigger = trigger
         self.interval_s = interval_s
         self.edge = edge

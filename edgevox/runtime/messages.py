@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from edgevox.runtime.bus import EventBus, Overflow, Subscription
 from edgevox.runtime.events import Event
+from edgevox.runtime.limits import wait_s
 
 BROADCAST = "*"
 
@@ -158,7 +159,9 @@ class Requester:
         timeout_s: float = 5.0,
         session_id: str | None = None,
     ) -> AgentMessage:
-        """Send and wait up to ``timeout_s`` for the reply; ``TimeoutError`` if none came."""
+        """Send and wait up to ``timeout_s`` for the reply; ``TimeoutError`` if none came.
+        ``timeout_s`` is a wait: ``nan`` is a ValueError, ``inf`` is clamped."""
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"request to {to!r}")
         cid = f"{self._prefix}{next(self._ids)}"
         future: Future = Future()
         with self._lock:
