@@ -85,6 +85,8 @@ from edgevox.errors import AudioDeviceError, Cancelled, LifecycleError
 from edgevox.runtime.activities import SAFETY_STOP_REASON, STOP_GRACE_S, ActivityRegistry, CancelReport
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.events import ErrorEvent, Event, InterruptEvent, StopEvent
+from edgevox.runtime.lifecycle import SharedStop
+from edgevox.runtime.limits import wait_s
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.echo import ECHO_GUARD_MODES, rms
 from edgevox.voice.events import (
@@ -268,6 +270,8 @@ class VoiceLoop:
         self._current: tuple[_TurnRequest, AgentContext, TurnAudio] | None = None
         self._stt_busy = False
         self._stopping = threading.Event()
+        self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
+        self._stopped_once = False
         self._stop_lock = threading.Lock()
         self._confirmed_at = -1e9
         self._input_done = threading.Event()
@@ -305,13 +309,37 @@ class VoiceLoop:
             t.start()
 
     def stop(self, timeout_s: float = 5.0) -> StopReport:
-        """Cancel the running turn, drop queued work (reported), close devices, join every thread."""
+        """Cancel the running turn, drop queued work (reported), close devices, join every thread.
+
+        Safe from many threads at once (say a spoken "stop" and a ROS shutdown): the first caller
+        stops, the others wait up to their own ``timeout_s`` and get the same report - or, if their
+        deadline comes first, one naming the threads still running. A later call joins what the
+        stop left running and reports that (it cancels nothing new)."""
+        timeout_s = wait_s("timeout_s", timeout_s, owner=f"VoiceLoop {self.name!r}.stop")
+        return self._stops.run(timeout_s, self._stop)
+
+    def _still_running(self) -> StopReport:
+        me = threading.current_thread()
+        return StopReport([t.name for t in self._threads + self.speaker.threads if t.is_alive() and t is not me])
+
+    def _join_threads(self, deadline: float, report: StopReport) -> StopReport:
+        me = threading.current_thread()
+        for t in self._threads + self.speaker.threads:
+            if t is not me:
+                t.join(max(0.0, deadline - time.monotonic()))
+            if t.is_alive():
+                report.abandoned_threads.append(t.name)
+        return report
+
+    def _stop(self, deadline: float | None) -> StopReport:
+        assert deadline is not None  # stop() always passes a timeout
         report = StopReport()
-        if self._state != "running":
+        if self._stopped_once or self._state != "running":
             self._state = "stopped"
-            return report
+            self._stopped_once = True
+            return self._join_threads(deadline, report)  # what an earlier stop left running, if anything
+        self._stopped_once = True
         self._state = "stopping"
-        deadline = time.monotonic() + timeout_s
         self._stopping.set()
         with self._cond:
             report.dropped_utterances = len(self._utterances)
@@ -331,10 +359,7 @@ class VoiceLoop:
             self._publish(TurnDone(turn_id=req.turn_id, session_id=self.session_id, status="cancelled"))
         with suppress(Exception):
             self.audio_in.stop()
-        for t in self._threads + self.speaker.threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-            if t.is_alive():
-                report.abandoned_threads.append(t.name)
+        self._join_threads(deadline, report)
         with suppress(Exception):
             self.audio_out.stop()
         self._root.detach()
