@@ -8,6 +8,7 @@ Messages name the bad value and the fix, e.g.
 
     EdgeVoxError
      +-- ConfigError                 a config file or value is wrong
+ +-- ArgumentError               an argument is out of range (nan, inf, negative); also a ValueError
      +-- MissingDependencyError      an optional extra is not installed (names the pip command)
      +-- ModelError                  a model cannot be resolved, fetched or loaded
      |    +-- ModelNotFoundError     offline and the file is missing (names the fetch command)
@@ -38,6 +39,11 @@ class EdgeVoxError(Exception):
 
 class ConfigError(EdgeVoxError):
     """A config file or value is invalid. The message is one line: file, key path, problem, fix."""
+
+
+class ArgumentError(EdgeVoxError, ValueError):
+    """An argument passed to the API is invalid (``timeout = inf``): names the owner, the
+    argument, the value and the accepted range. Also a ``ValueError``, as Python expects."""
 
 
 class MissingDependencyError(EdgeVoxError, ImportError):

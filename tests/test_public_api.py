@@ -67,6 +67,7 @@ def test_documented_call_shapes():
         "request_key",
         "task",
         "timeout",
+        "if_absent",
     ]
     assert list(inspect.signature(edgevox.Blackboard.reply_to).parameters) == ["self", "request", "result"]
     for fn, names in (

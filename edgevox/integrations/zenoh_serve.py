@@ -39,6 +39,7 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from edgevox.errors import ArgumentError
 from edgevox.integrations.limits import peer_timeout
 from edgevox.integrations.serialization import SerializationError, decode_json, encode_json
 
@@ -204,18 +205,17 @@ class PeerRequests:
                 )
                 return
             if key in self._keys_in_flight or key in board:
-                self._refuse(
-                    query,
-                    "occupied",
-                    f"key {key!r} already holds a value or a pending request; a peer's request never "
-                    f"overwrites it (wait for the pending one, or use another key)",
-                )
+                self._occupied(query, key)
                 return
             self._keys_in_flight.add(key)
             self._per_pattern[pattern] = waiting + 1
             token = next(self._ids)
         try:
-            future = board.post_request(key, payload, timeout=timeout_s)
+            future = board.post_request(key, payload, timeout=timeout_s, if_absent=True)
+        except ArgumentError:  # a local write landed since the check above: still never overwritten
+            self._release(key, pattern)
+            self._occupied(query, key)
+            return
         except Exception as exc:  # noqa: BLE001 - a closed blackboard, a refused timeout
             self._release(key, pattern)
             self._reply_err(query, f"{type(exc).__name__}: {exc}")
@@ -266,6 +266,14 @@ class PeerRequests:
         except Exception as exc:  # noqa: BLE001 - the querier timed out or the session closed
             log.info("zenoh bridge: reply to %r not delivered: %r", key_expr, exc)
         self._finalise(query)
+
+    def _occupied(self, query: Any, key: str) -> None:
+        self._refuse(
+            query,
+            "occupied",
+            f"key {key!r} already holds a value or a pending request; a peer's request never "
+            f"overwrites it (wait for the pending one, or use another key)",
+        )
 
     def _refuse(self, query: Any, reason: str, message: str, *, count: str = "requests_refused") -> None:
         self.counters.add(count)

@@ -43,7 +43,7 @@ must not see each other, so every Runtime owns one.
 
 from __future__ import annotations
 
-import itertools
+import secrets
 import threading
 import time
 from collections import deque
@@ -52,7 +52,7 @@ from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from typing import Any
 
-from edgevox.errors import LifecycleError
+from edgevox.errors import ArgumentError, LifecycleError
 from edgevox.runtime.guard import must_propagate
 from edgevox.runtime.limits import optional_duration, wait_s
 from edgevox.runtime.timers import TimerHandle, TimerWheel
@@ -140,7 +140,6 @@ class Blackboard:
         self._tls = threading.local()
         self._thread: threading.Thread | None = None
         self._requests: dict[str, _Pending] = {}
-        self._request_ids = itertools.count(1)
         self._timers: TimerWheel | None = None
         self._closed = False
         self.watcher_errors = 0
@@ -352,21 +351,32 @@ class Blackboard:
 
     # -- request / reply ---------------------------------------------------------------------
 
-    def post_request(self, request_key: str, task: Any, timeout: float | None = None) -> Future:
+    def post_request(
+        self, request_key: str, task: Any, timeout: float | None = None, *, if_absent: bool = False
+    ) -> Future:
         """Post ``task`` on ``request_key``; the Future resolves with the first ``reply_to`` result.
 
         ``timeout`` (seconds, ``0 .. limits.MAX_DURATION_S``; None = no timeout): after it
         ``future.result()`` raises ``TimeoutError``. Anything else (``nan``, ``inf``, ``1e300``,
-        a negative) is a ``ValueError`` and nothing is posted.
+        a negative) is a ``ValueError`` and nothing is posted. ``if_absent``: refuse (an
+        :class:`~edgevox.errors.ArgumentError`, nothing posted) when ``request_key`` already
+        holds a value or a request, checked and posted under one lock (what a bridge serving
+        peers needs: a peer never overwrites ``robot/pose``). Request ids are random (a peer
+        cannot guess the reply key of someone else's request).
         """
         timeout = optional_duration("timeout", timeout, owner=f"Blackboard {self.name!r}.post_request")
-        rid = f"{next(self._request_ids)}"
+        rid = secrets.token_hex(8)
         request = Request(id=rid, request_key=request_key, reply_key=f"{request_key}/reply/{rid}", task=task)
         future: Future = Future()
         entry = _Pending(request, future)
         watch = Watch(self, request.reply_key, lambda _k, _old, new: self._resolve(rid, new))
         with self._lock:
             self._check_open()
+            if if_absent and request_key in self._data:
+                raise ArgumentError(
+                    f"Blackboard {self.name!r}.post_request: key {request_key!r} already holds a value or a "
+                    "request; it is not overwritten (use another key, or wait until it is deleted)"
+                )
             self._key_watches[watch.pattern] = self._key_watches.get(watch.pattern, ()) + (watch,)
             entry.watch = watch
             self._requests[rid] = entry

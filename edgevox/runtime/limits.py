@@ -9,7 +9,7 @@ Two kinds of duration, told apart by what happens when it elapses:
 * **Timeouts and intervals that act** (a request's timeout, a timer's delay, a restart
   window, a debounce interval, a configured shutdown timeout): :func:`duration` rejects
   ``nan``, ``inf``, negatives and anything above :data:`MAX_DURATION_S` with one
-  ``ValueError`` naming the owner, the argument, the value and the accepted range.
+  ``ArgumentError`` (a ``ValueError``) naming the owner, the argument, the value and the accepted range.
   ``None`` means "no timeout" where the API allows it (:func:`optional_duration`).
 * **Waits** ("wait up to", e.g. ``stop(timeout_s)``, ``close(timeout_s)``,
   ``get(timeout)``): :func:`wait_s` rejects only ``nan`` and non-numbers; a negative wait
@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+from edgevox.errors import ArgumentError
+
 MAX_DURATION_S = 30 * 24 * 3600.0
 """The longest duration the runtime accepts (30 days). Longer is a mistake (``1e300``,
 ``inf``); waits longer than this are clamped to it."""
@@ -47,7 +49,7 @@ def _num(x: float) -> str:
 
 def _number(owner: str, name: str, value: object, accepted: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{_where(owner, name)} = {value!r}: must be a number of seconds {accepted}")
+        raise ArgumentError(f"{_where(owner, name)} = {value!r}: must be a number of seconds {accepted}")
     return float(value)
 
 
@@ -70,7 +72,7 @@ def duration(
     seconds = _number(owner, name, value, accepted)
     too_low = seconds <= minimum if above_minimum else seconds < minimum
     if not math.isfinite(seconds) or too_low or seconds > maximum:
-        raise ValueError(f"{_where(owner, name)} = {value!r}: must be a finite number of seconds {accepted}")
+        raise ArgumentError(f"{_where(owner, name)} = {value!r}: must be a finite number of seconds {accepted}")
     return seconds
 
 
@@ -87,7 +89,7 @@ def wait_s(name: str, value: object, *, owner: str = "") -> float:
     accepted = f"(a wait: 0 .. {_num(MAX_DURATION_S)}; longer is clamped)"
     seconds = _number(owner, name, value, accepted)
     if math.isnan(seconds):
-        raise ValueError(f"{_where(owner, name)} = nan: must be a number of seconds {accepted}")
+        raise ArgumentError(f"{_where(owner, name)} = nan: must be a number of seconds {accepted}")
     return min(max(seconds, 0.0), MAX_DURATION_S)
 
 
@@ -102,5 +104,7 @@ def count(
     """``value`` if it is an ``int`` (not a ``bool``) in ``[minimum, maximum]``, else ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, Integral) or not minimum <= value <= maximum:
         hint = f" {none_hint}" if none_hint else ""
-        raise ValueError(f"{_where(owner, name)} = {value!r}: must be a whole number in [{minimum}, {maximum}]{hint}")
+        raise ArgumentError(
+            f"{_where(owner, name)} = {value!r}: must be a whole number in [{minimum}, {maximum}]{hint}"
+        )
     return int(value)

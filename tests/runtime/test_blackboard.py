@@ -375,3 +375,25 @@ def test_close_from_many_threads_each_waits_for_the_delivery_thread():
     assert board.close(0.05) == board.close(0.05) == ["edgevox-bb-slow"]  # the second close is no "clean" lie
     release.set()
     assert board.close(5.0) == []
+
+
+def test_a_request_posted_if_absent_never_overwrites_and_ids_are_unguessable():
+    from edgevox.errors import ArgumentError
+
+    board = Blackboard(name="b")
+    try:
+        board.set("robot/pose", {"x": 1.0})
+        with pytest.raises(ArgumentError, match="'robot/pose' already holds a value"):
+            board.post_request("robot/pose", "replace me", timeout=1.0, if_absent=True)
+        assert board.get("robot/pose") == {"x": 1.0} and board.pending_requests() == 0
+        first = board.post_request("task/a", "one", timeout=5.0, if_absent=True)
+        with pytest.raises(ArgumentError, match="already holds a value or a request"):
+            board.post_request("task/a", "two", timeout=5.0, if_absent=True)
+        ids = {board.get("task/a").id}
+        for i in range(20):
+            board.post_request(f"task/{i}", i, timeout=5.0)
+            ids.add(board.get(f"task/{i}").id)
+        assert len(ids) == 21 and all(len(i) == 16 and not i.isdigit() for i in ids)  # random, not a counter
+        first.cancel()
+    finally:
+        board.close()
