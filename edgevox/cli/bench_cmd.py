@@ -13,14 +13,19 @@ import json
 import os
 from typing import Any
 
+from edgevox.cli.args import COUNT, SECONDS, number
+
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("bench", help="run benchmarks (runtime, stop, latency)")
+    parser = subparsers.add_parser("bench", help="run benchmarks (runtime, stop, latency, soak)")
     bench = parser.add_subparsers(dest="bench", metavar="BENCH")
     add_runtime_parser(bench)
     from edgevox.cli.bench_stop import add_stop_parser
 
     add_stop_parser(bench)
+    from edgevox.cli.bench_soak import add_soak_parser
+
+    add_soak_parser(bench)
     try:
         latency = importlib.import_module("edgevox.cli.bench_latency")
     except ModuleNotFoundError as exc:
@@ -37,10 +42,10 @@ def add_runtime_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
         "runtime",
         help="EventBus throughput vs queue.Queue, and control-event latency under a data flood",
     )
-    p.add_argument("--events", type=int, default=200_000, help="events per throughput run (default 200000)")
-    p.add_argument("--repeats", type=int, default=3, help="throughput runs; the best is reported (default 3)")
-    p.add_argument("--flood-hz", type=float, default=50_000, help="data events/s during the latency run")
-    p.add_argument("--duration-s", type=float, default=3.0, help="length of the latency run in seconds")
+    p.add_argument("--events", type=COUNT, default=200_000, help="events per throughput run (default 200000)")
+    p.add_argument("--repeats", type=COUNT, default=3, help="throughput runs; the best is reported (default 3)")
+    p.add_argument("--flood-hz", type=number(high=1e7), default=50_000, help="data events/s during the latency run")
+    p.add_argument("--duration-s", type=SECONDS, default=3.0, help="length of the latency run in seconds")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=run_runtime)
     return p
