@@ -100,10 +100,29 @@ def test_memory_trims_oldest_turns_to_budget_and_keeps_system_and_new():
     prompt = store.build("s", system, new)
     assert prompt[0] == system[0] and prompt[-1] == new[0]
     users = [m["content"] for m in prompt if m["role"] == "user"][:-1]
-    assert users == [f"question {i} " * 2 for i in (8, 9)]  # only the newest whole turns fit
+    # Over budget, the oldest turns go in one block, down to half of what is left (whole turns).
+    assert users == [f"question {i} " * 2 for i in (9,)]
     cost = sum(len(m["content"].split()) + 4 for m in prompt)
     assert cost <= 40
     assert store.build("other", system, new) == [*system, *new]
+
+
+def test_memory_trims_in_blocks_so_the_prompt_only_grows_at_its_end_between_trims():
+    """Once full, a sliding window would change the prompt right after the system prompt on
+    every turn (llama.cpp then re-evaluates the whole history); blocks keep a stable prefix."""
+    store = MemoryStore(token_budget=100, count_tokens=lambda text: len(text.split()))
+    system = [{"role": "system", "content": "you are a robot"}]
+    prompts = []
+    for i in range(40):
+        prompt = store.build("s", system, [{"role": "user", "content": f"q{i}"}])
+        prompts.append(prompt)
+        assert sum(len(m["content"].split()) + 4 for m in prompt) <= 100
+        store.add_turn("s", [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a b c"}])
+    stable = sum(
+        1 for before, after in zip(prompts, prompts[1:], strict=False) if after[: len(before) - 1] == before[:-1]
+    )
+    trims = len(prompts) - 1 - stable
+    assert 2 <= trims <= 8, trims  # a handful of block trims over 40 turns, not one per turn
 
 
 def test_memory_store_bounds_sessions_and_turns():
