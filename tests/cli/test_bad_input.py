@@ -34,6 +34,16 @@ def write_wav(path: Path, samples: np.ndarray, rate: int = 16000) -> Path:
     return path
 
 
+def with_llm_engine(folder: Path, engine: str, name: str) -> Path:
+    """The scripted config with its LLM built by ``engine`` instead (no options)."""
+    scripted = 'engine: edgevox.testing:ScriptedLLM\n  options: {default: "Hello from the robot. How can I help?"}'
+    text = write_config(folder).read_text()
+    assert scripted in text
+    path = folder / name
+    path.write_text(text.replace(scripted, f"engine: {engine}"))
+    return path
+
+
 # --- config files ------------------------------------------------------------------------------
 
 
@@ -109,16 +119,7 @@ def test_a_tool_module_that_fails_at_import_is_named_in_run_and_check(tmp_path, 
 
 
 def test_check_imports_an_engine_reference_whose_module_has_no_dot(tmp_path, capsys):
-    config = (
-        write_config(tmp_path)
-        .read_text()
-        .replace(
-            'engine: edgevox.testing:ScriptedLLM\n  options: {default: "Hello from the robot. How can I help?"}',
-            "engine: os:system",
-        )
-    )
-    path = tmp_path / "os.yaml"
-    path.write_text(config)
+    path = with_llm_engine(tmp_path, "os:system", "os.yaml")
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "FAIL LLM engine" in out
@@ -130,16 +131,7 @@ def test_check_imports_an_engine_reference_whose_module_has_no_dot(tmp_path, cap
 def test_a_custom_engine_that_is_not_an_engine_is_named(tmp_path, capsys, monkeypatch):
     (tmp_path / "edgevox_t_engine.py").write_text("class Thing:\n    pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    config = (
-        write_config(tmp_path)
-        .read_text()
-        .replace(
-            'engine: edgevox.testing:ScriptedLLM\n  options: {default: "Hello from the robot. How can I help?"}',
-            "engine: edgevox_t_engine:Thing",
-        )
-    )
-    path = tmp_path / "thing.yaml"
-    path.write_text(config)
+    path = with_llm_engine(tmp_path, "edgevox_t_engine:Thing", "thing.yaml")
     assert main(["run", str(path), "--say", "hi"]) == 2
     line = one_error_line(capsys)
     assert "returned a Thing, which is not a valid LLM engine (it needs: count_tokens, stream" in line
@@ -205,16 +197,7 @@ def test_a_say_turn_that_fails_exits_non_zero_naming_why(tmp_path, capsys, monke
         "    return ScriptedLLM(reply)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    config = (
-        write_config(tmp_path)
-        .read_text()
-        .replace(
-            'engine: edgevox.testing:ScriptedLLM\n  options: {default: "Hello from the robot. How can I help?"}',
-            "engine: edgevox_t_flaky:make",
-        )
-    )
-    path = tmp_path / "failing.yaml"
-    path.write_text(config)
+    path = with_llm_engine(tmp_path, "edgevox_t_flaky:make", "failing.yaml")
     assert main(["run", str(path), "--say", "hi"]) == 1
     err = capsys.readouterr().err
     assert "1 turn(s) failed" in err and "the LLM lost its GPU" in err
