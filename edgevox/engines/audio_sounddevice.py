@@ -333,7 +333,11 @@ class SoundDeviceOut(_WatchedStream):
         self._write_lock = threading.Lock()
         self._queue: deque[np.ndarray] = deque()
         self._queued_dev = 0
-        self._played_dev = 0
+        self._written_in = 0
+        """Samples (at ``sample_rate_hz``) accepted by ``write`` since ``start()``."""
+        self._dropped_in = 0
+        """Of those, samples dropped unplayed by ``clear``."""
+        self._played_in = 0
         self._resampler: Resampler | None = None
 
     def _on_opened(self, device_rate_hz: int) -> None:
@@ -358,7 +362,6 @@ class SoundDeviceOut(_WatchedStream):
                     self._queue[0] = head[n:]
                 filled += n
             self._queued_dev -= filled
-            self._played_dev += filled
             if filled and self._queued_dev == 0:
                 self._cond.notify_all()
         if filled < frames:
@@ -385,18 +388,20 @@ class SoundDeviceOut(_WatchedStream):
             with self._cond:
                 self._queue.append(converted)
                 self._queued_dev += converted.shape[0]
+                self._written_in += audio.shape[0]
 
     def clear(self) -> int:
         """Drop everything queued (sound stops within one block); returns dropped samples at ``sample_rate_hz``."""
         with self._write_lock:
             with self._cond:
-                dropped_dev = self._queued_dev
+                dropped = self._written_in - self._dropped_in - self._played_locked()
+                self._dropped_in += dropped
                 self._queue.clear()
                 self._queued_dev = 0
                 self._cond.notify_all()
             if self._resampler is not None:
                 self._resampler.reset()
-        return self._to_input_units(dropped_dev)
+        return dropped
 
     def drain(self, timeout_s: float) -> bool:
         with self._cond:
@@ -408,8 +413,20 @@ class SoundDeviceOut(_WatchedStream):
 
     @property
     def played_samples(self) -> int:
-        """Samples (at ``sample_rate_hz``) handed to the device since ``start()``."""
-        return self._to_input_units(self._played_dev)
+        """Samples (at ``sample_rate_hz``) handed to the device since ``start()``.
+
+        Counted in the caller's samples, not converted back from the device's: once the
+        queue is empty it equals every sample written minus those cleared, exactly. (Converting
+        device samples back rounds, and the resampler holds a few samples of filter delay, so
+        the count could stop one short of a turn's end and the turn never finish.)"""
+        with self._cond:
+            return self._played_locked()
+
+    def _played_locked(self) -> int:
+        handed = self._written_in - self._dropped_in
+        waiting = self._to_input_units(self._queued_dev)
+        self._played_in = max(self._played_in, handed - waiting)  # never goes back
+        return self._played_in
 
     def _to_input_units(self, device_samples: int) -> int:
         if not self.device_rate_hz:

@@ -194,6 +194,37 @@ def test_output_resamples_to_the_device_rate_and_counts_in_caller_units():
         out.stop()
 
 
+def test_everything_written_counts_as_played_once_the_device_took_it_at_any_rate():
+    """Piper at 22050 Hz on a 16 kHz device: converting the device's count back rounds, and the
+    resampler holds a few samples of filter delay, so ``played_samples`` stopped one short of
+    what was written and the voice loop waited for the end of the reply forever (a soak in CI
+    lost a turn that way). A turn after a clear() still ends exactly where it was written."""
+    sd = FakeSounddevice(DEVICES, rate_hz=16000)
+    out = SoundDeviceOut(sample_rate_hz=22050, block_ms=10, watchdog_timeout_s=0, sd_module=sd)
+    out.start()
+    try:
+        cb = sd.streams[0].kwargs["callback"]
+        block = np.zeros((160, 1), np.float32)
+        written = 0
+        for n in (163329, 37891, 1, 22049):
+            out.write(np.full(n, 0.1, np.float32))
+            written += n
+            while out.playing:
+                cb(block, 160, None, None)
+            assert out.played_samples == written
+        out.write(np.full(30000, 0.1, np.float32))
+        cb(block, 160, None, None)
+        dropped = out.clear()
+        assert out.played_samples + dropped == written + 30000
+        written = out.played_samples
+        out.write(np.full(5000, 0.1, np.float32))
+        while out.playing:
+            cb(block, 160, None, None)
+        assert out.played_samples == written + 5000
+    finally:
+        out.stop()
+
+
 @pytest.mark.audio
 def test_speaker_to_microphone_through_a_pulseaudio_null_sink():
     from edgevox.testing.pulse import private_pulseaudio, pulseaudio_installed, reinitialize_portaudio
