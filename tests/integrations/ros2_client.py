@@ -105,8 +105,15 @@ def main() -> int:
     if args.scenario == "attack":
         return attack(send, receive, executor, node)
 
-    send("text_input", "hello robot")
-    reply = receive("reply", lambda m: m.get("kind") == args.reply_kind)
+    # Matched publishers do not mean the node's reader has matched this writer yet (DDS
+    # discovery is per side): on a busy machine the first message can go to nobody. Say it
+    # again until the first reply comes, as a person would; the test checks that reply.
+    reply = None
+    for _attempt in range(4):
+        send("text_input", "hello robot")
+        reply = receive("reply", lambda m: m.get("kind") == args.reply_kind, timeout_s=15.0)
+        if reply:
+            break
     print(f"REPLY {reply}" if reply else "TIMEOUT reply", flush=True)
 
     send("skill/goal", json.dumps({"goal_id": "g1", "skill": "patrol", "args": {"laps": 100000}}))
