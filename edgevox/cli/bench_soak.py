@@ -57,7 +57,7 @@ import statistics
 import threading
 import time
 import tracemalloc
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,6 +224,8 @@ class TurnLedger:
         self.lost: dict[int, str] = {}
         self.late = 0
         """Lost turns that finished after all (after the timeout)."""
+        self.trail: deque[str] = deque(maxlen=60)
+        """The latest events, one line each (printed when a step hangs)."""
 
     def on_event(self, event: Any) -> None:
         from edgevox.runtime.events import AgentStateEvent, ErrorEvent
@@ -238,6 +240,7 @@ class TurnLedger:
             TurnStarted,
         )
 
+        self.trail.append(_describe(event))
         if not isinstance(
             event,
             (
@@ -336,15 +339,6 @@ class TurnLedger:
                     self.lost[turn_id] = f"turn {turn_id} ({turn.origin}) {turn.text[:60]!r}"
             return len(self.lost)
 
-    def pending(self) -> int:
-        with self._cond:
-            return len(self._pending)
-
-    def oldest_pending_age_s(self) -> float:
-        now = time.monotonic()
-        with self._cond:
-            return max((now - t.submitted_at for t in self._pending.values()), default=0.0)
-
     def take_latencies(self) -> list[float]:
         with self._cond:
             out, self.latencies_s = self.latencies_s, []
@@ -383,7 +377,7 @@ class Driver:
         self.steps: Counter = Counter()
         self.stuck: list[str] = []
         """Steps after which the loop was not idle within the turn timeout."""
-        self.skill_stops = Counter()
+        self.skill_stops: Counter = Counter()
         """Stop mid-drive: ``halted``, ``kept driving``, ``not heard``, ``no skill started``."""
 
     def run_step(self, index: int) -> None:
@@ -394,7 +388,9 @@ class Driver:
         self.steps[what] += 1
         if not self.app.wait_idle(self.args.turn_timeout_s):
             self.stuck.append(f"cycle {self.cycle} step {index % len(SCRIPT)} ({what})")
-            for line in _thread_stacks() + _speaker_state(self.app):  # where it hangs: the lost turn's cause
+            lines = _thread_stacks() + _speaker_state(self.app)  # where it hangs: the lost turn's cause
+            lines += [f"  event {line}" for line in list(self.ledger.trail)]
+            for line in lines:
                 print(line, flush=True)
             return
         time.sleep(self.args.gap_s)  # the user's pause; also outlasts the half-duplex echo tail
@@ -864,3 +860,16 @@ def _memory_fill(app: Any, config: Any) -> float | None:
         return None
     history = memory.history(config.voice.session_id)
     return sum(memory.count_tokens(str(m.get("content", ""))) + 4 for m in history) / budget
+
+
+def _describe(event: Any) -> str:
+    """One short line for an event: clock, kind, turn, its main text or status."""
+    parts = [f"{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}", type(event).__name__]
+    turn_id = getattr(event, "turn_id", 0)
+    if turn_id:
+        parts.append(f"turn {turn_id}")
+    for name in ("status", "state", "stop_phrase", "ignored", "name", "text", "error", "reason"):
+        value = getattr(event, name, None)
+        if value not in (None, "", False):
+            parts.append(f"{name}={str(value)[:60]!r}")
+    return " ".join(parts)
