@@ -139,7 +139,17 @@ def make_vad(cfg: VADConfig, sample_rate_hz: int) -> Any:
         raise _unknown_engine("vad.engine", cfg.engine, ["webrtc"])
     from edgevox.engines.vad_webrtc import WebRtcVAD
 
-    return WebRtcVAD(sample_rate_hz=sample_rate_hz, frame_ms=cfg.frame_ms, aggressiveness=cfg.aggressiveness)
+    vad = WebRtcVAD(sample_rate_hz=sample_rate_hz, frame_ms=cfg.frame_ms, aggressiveness=cfg.aggressiveness)
+    if cfg.confirm == "none":
+        return vad
+    if sample_rate_hz % 16000:
+        raise ConfigError(
+            f"vad.confirm = 'silero' needs a 16, 32 or 48 kHz pipeline (audio.sample_rate_hz = {sample_rate_hz}): "
+            "set vad.confirm: none or audio.sample_rate_hz: 16000"
+        )
+    from edgevox.engines.vad_silero import ConfirmedVAD, SileroVAD
+
+    return ConfirmedVAD(vad, SileroVAD(), threshold=cfg.silero_threshold)
 
 
 # --- audio ---------------------------------------------------------------------------------------

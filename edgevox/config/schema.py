@@ -143,6 +143,14 @@ class VADConfig(Section):
         2, description="0..3: higher rejects more noise (and some quiet speech)."
     )
     frame_ms: Literal[10, 20, 30] = Field(20, description="VAD frame length in milliseconds (10, 20 or 30).")
+    confirm: Literal["silero", "none"] = Field(
+        "silero",
+        description="Second opinion on `webrtc`'s speech frames: `silero` (the Silero VAD model shipped with faster-whisper; rejects steady noise that webrtcvad calls speech, ~0.1 ms per frame) or `none`. Needs a 16, 32 or 48 kHz pipeline.",
+    )
+    silero_threshold: Annotated[StrictFloat, Field(ge=0.2, le=0.9)] = Field(
+        0.5,
+        description="Silero speech probability that turns speech on (0.2..0.9); it turns off below this minus 0.15. Higher rejects more noise and more quiet speech.",
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for a custom engine factory.")
 
 
