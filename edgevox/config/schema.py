@@ -163,8 +163,12 @@ class EndpointingConfig(Section):
         description="Voiced audio needed to start an utterance (and to barge in), in milliseconds; shorter bursts are ignored.",
     )
     end_silence_ms: Annotated[StrictInt, Field(ge=1, le=60_000)] = Field(
-        300,
-        description="Silence that ends an utterance, in milliseconds (trades latency against cutting the user off).",
+        250,
+        description="Silence that ends an utterance, in milliseconds (trades latency against cutting the user off). With `hold_silence_ms`, only once the transcript of the pause reads complete.",
+    )
+    hold_silence_ms: Annotated[StrictInt, Field(ge=0, le=60_000)] = Field(
+        800,
+        description="Adaptive endpointing: silence that ends an utterance while the transcript of the pause ends mid-phrase ('turn left and', a number, 'um') or is not known yet, in milliseconds; 0 = off (always `end_silence_ms`). Must be 0 or >= `end_silence_ms` (when left out, it is raised to `end_silence_ms`). Needs `voice.speculative_stt` (without it this is ignored).",
     )
     max_utterance_s: Annotated[StrictFloat, Field(gt=0, le=600)] = Field(
         15.0, description="An utterance is cut after this many seconds."
@@ -173,6 +177,18 @@ class EndpointingConfig(Section):
         60,
         description="Silence after which the audio so far is transcribed speculatively (before `end_silence_ms` confirms the end), in milliseconds; 0 = never. Used only with `voice.speculative_stt`.",
     )
+
+    @model_validator(mode="after")
+    def _hold_not_below_end(self) -> EndpointingConfig:
+        if self.hold_silence_ms and self.hold_silence_ms < self.end_silence_ms:
+            if "hold_silence_ms" not in self.model_fields_set:  # only end_silence_ms was raised
+                object.__setattr__(self, "hold_silence_ms", self.end_silence_ms)
+                return self
+            raise ValueError(
+                f"hold_silence_ms = {self.hold_silence_ms} is below end_silence_ms = {self.end_silence_ms}: "
+                "set it to 0 (off) or at least end_silence_ms"
+            )
+        return self
 
 
 # --- audio -------------------------------------------------------------------------------------

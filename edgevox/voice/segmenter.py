@@ -3,7 +3,10 @@
 The segmenter is pure logic (no threads, no engines): the capture thread splits
 audio into frames (:class:`FrameSplitter`), asks the VAD about each frame, and
 feeds ``(frame, voiced, end_time)`` to :meth:`Segmenter.process`, which returns
-at most one :class:`SegmentStart` or :class:`SegmentEnd` per frame.
+at most one event per frame: :class:`SegmentStart`, :class:`SegmentPause`,
+:class:`SegmentResume` or :class:`SegmentEnd`. In one utterance they come as
+``Start (Pause Resume)* Pause? End``: a Resume only follows a Pause, and a Pause
+whose silence run goes on is followed by the End.
 
 Rules (all durations from :class:`SegmenterSettings`):
 
@@ -21,7 +24,20 @@ Rules (all durations from :class:`SegmenterSettings`):
   ``SegmentEnd.pause_samples`` says how many samples that pause's audio had: nothing
   voiced was heard after it, so its transcript stands for the whole utterance. Speech
   that resumes makes the pause stale (the next ``SegmentEnd`` has ``pause_samples=0``
-  unless a later pause covers its final silence).
+  unless a later pause covers its final silence). The first voiced frame after a
+  pause returns :class:`SegmentResume` (speculative work on that pause is stale),
+  unless the same frame reaches ``max_utterance_s``: then the End wins.
+* Adaptive endpointing (``hold_silence_ms`` > 0): the silence that ends an
+  utterance depends on what was said. Another thread (the loop's STT thread)
+  transcribes each pause's audio and calls :meth:`Segmenter.hint` with whether it
+  reads complete (:func:`edgevox.voice.endpoint.ends_mid_phrase`). The utterance
+  ends after ``end_silence_ms`` once *this* silence run's pause is hinted complete,
+  else (hinted incomplete, "turn left and", "five five", "um"; or no hint yet)
+  after ``hold_silence_ms``. A hint names its pause by its audio length, so a hint
+  for a pause that speech already made stale is ignored. The hint is one attribute
+  read by the capture thread per frame: no lock, never a wait. Without hints (the
+  loop with speculative STT off) the loop passes ``hold_silence_ms=0``, else every
+  turn would end after the long silence.
 
 Rejected alternative: a ratio of voiced frames in a sliding window (as some
 pipelines do) starts faster on broken speech but fires on steady noise that the
@@ -49,7 +65,14 @@ class SegmenterSettings:
     min_speech_ms: int = 100
     """Consecutive voiced audio needed to start an utterance (and to trigger barge-in)."""
     end_silence_ms: int = 300
-    """Consecutive unvoiced audio that ends an utterance."""
+    """Consecutive unvoiced audio that ends an utterance; with adaptive endpointing
+    (``hold_silence_ms`` > 0), only once the pause's transcript was hinted complete."""
+    hold_silence_ms: int = 0
+    """Adaptive endpointing: the silence that ends an utterance while the current pause has
+    no hint yet or was hinted incomplete (:meth:`Segmenter.hint`). 0 = off (every end after
+    ``end_silence_ms``). Needs pauses (``pause_ms`` below ``end_silence_ms``) and someone to
+    hint them: the voice loop passes 0 when speculative STT is off, else every turn would
+    wait this long."""
     max_utterance_s: float = 15.0
     """Longest utterance handed to STT; longer speech is cut and continues in a new one."""
     pause_ms: int = 60
@@ -63,12 +86,17 @@ class SegmenterSettings:
     def __post_init__(self) -> None:
         if self.frame_ms not in VALID_FRAME_MS:
             raise ValueError(f"segmenter.frame_ms = {self.frame_ms}: must be one of 10, 20, 30")
-        for name in ("pre_roll_ms", "min_speech_ms", "end_silence_ms", "pause_ms"):
+        for name in ("pre_roll_ms", "min_speech_ms", "end_silence_ms", "pause_ms", "hold_silence_ms"):
             value = getattr(self, name)
             if value < 0:
                 raise ValueError(f"segmenter.{name} = {value}: must be >= 0")
         if self.end_silence_ms < self.frame_ms:
             raise ValueError(f"segmenter.end_silence_ms = {self.end_silence_ms}: must be >= frame_ms ({self.frame_ms})")
+        if self.hold_silence_ms and self.hold_silence_ms < self.end_silence_ms:
+            raise ValueError(
+                f"segmenter.hold_silence_ms = {self.hold_silence_ms}: must be 0 (off) or >= end_silence_ms "
+                f"({self.end_silence_ms})"
+            )
         if self.max_utterance_s * 1000 < self.min_speech_ms + self.frame_ms:
             raise ValueError(f"segmenter.max_utterance_s = {self.max_utterance_s}: must exceed min_speech_ms")
 
@@ -92,6 +120,17 @@ class SegmentPause:
     audio: np.ndarray
     """The utterance up to now (pre-roll and the pause's silence included), float32 mono."""
     last_voiced_at: float
+
+
+@dataclass
+class SegmentResume:
+    """Speech resumed after a :class:`SegmentPause` of the same utterance: that pause's
+    audio (and any transcript of it) no longer stands for the utterance."""
+
+    pause_samples: int
+    """Length of the now stale :class:`SegmentPause` audio (as passed to :meth:`Segmenter.hint`)."""
+    resumed_at: float
+    """Capture time of the end of the voiced frame that resumed the speech."""
 
 
 @dataclass
@@ -148,6 +187,9 @@ class Segmenter:
         self._end_silence_frames = settings.frames(settings.end_silence_ms)
         pause_frames = settings.frames(settings.pause_ms)
         self._pause_frames = pause_frames if 0 < pause_frames < self._end_silence_frames else 0
+        # Without pauses nothing can be hinted: adaptive endpointing would only ever hold.
+        self._hold_frames = settings.frames(settings.hold_silence_ms) if self._pause_frames else 0
+        self._hint: tuple[int, bool] | None = None
         self._max_frames = int(settings.max_utterance_s * 1000 // settings.frame_ms)
         self.reset()
 
@@ -162,6 +204,17 @@ class Segmenter:
         self._silence_run = 0
         self._last_voiced_at = 0.0
         self._pause_samples = 0
+        self._hint = None
+
+    def hint(self, pause_samples: int, complete: bool) -> None:
+        """Any thread (the STT thread): the transcript of the :class:`SegmentPause` whose audio
+        had ``pause_samples`` samples reads complete (end after ``end_silence_ms``) or not (hold
+        for ``hold_silence_ms``). A hint for any other pause (stale: speech resumed, or the
+        utterance ended) is ignored by :meth:`process`.
+
+        One attribute assignment, atomic under the GIL; the capture thread reads it per frame.
+        """
+        self._hint = (int(pause_samples), bool(complete))
 
     @property
     def in_speech(self) -> bool:
@@ -169,8 +222,12 @@ class Segmenter:
 
     def process(
         self, frame: np.ndarray, voiced: bool, end_time: float
-    ) -> SegmentStart | SegmentPause | SegmentEnd | None:
-        """Feed one frame (exactly ``frame_samples`` long) that ended at ``end_time``."""
+    ) -> SegmentStart | SegmentPause | SegmentResume | SegmentEnd | None:
+        """Feed one frame (exactly ``frame_samples`` long) that ended at ``end_time``.
+
+        Returns at most one event. When a voiced frame both resumes after a pause and reaches
+        ``max_utterance_s``, the :class:`SegmentEnd` wins (the pause is then simply not
+        ``pause_samples`` of the end, which says the same thing)."""
         if frame.shape[0] != self.frame_samples:
             raise ValueError(f"frame has {frame.shape[0]} samples; expected {self.frame_samples}")
         frame_s = self.settings.frame_ms / 1000
@@ -189,26 +246,41 @@ class Segmenter:
             self._ring.clear()
             self._silence_run = 0
             self._pause_samples = 0
+            self._hint = None
             self._last_voiced_at = end_time
             self._voiced_run = 0
             return SegmentStart(first_voiced_at=self._run_started_at)
 
         self._frames.append(frame)
+        resume: SegmentResume | None = None
         if voiced:
+            if self._pause_samples:  # speech resumed: an earlier pause's audio is stale
+                resume = SegmentResume(pause_samples=self._pause_samples, resumed_at=end_time)
             self._silence_run = 0
-            self._pause_samples = 0  # speech resumed: an earlier pause's audio is stale
+            self._pause_samples = 0
             self._last_voiced_at = end_time
         else:
             self._silence_run += 1
-        if self._silence_run >= self._end_silence_frames:
+        if self._silence_run and self._silence_run >= self._silence_needed():
             return self._end(truncated=False)
         if len(self._frames) >= self._max_frames:
             return self._end(truncated=voiced or self._silence_run == 0)
+        if resume is not None:
+            return resume
         if self._pause_frames and self._silence_run == self._pause_frames:
             audio = np.concatenate(self._frames).astype(np.float32, copy=False)
             self._pause_samples = audio.shape[0]
             return SegmentPause(audio=audio, last_voiced_at=self._last_voiced_at)
         return None
+
+    def _silence_needed(self) -> int:
+        """Frames of silence that end the utterance now (short once this pause is hinted complete)."""
+        if not self._hold_frames:
+            return self._end_silence_frames
+        hint = self._hint  # one read: the STT thread may replace it at any time
+        if hint is not None and self._pause_samples and hint == (self._pause_samples, True):
+            return self._end_silence_frames
+        return self._hold_frames
 
     def flush(self) -> SegmentEnd | None:
         """End the utterance in progress, if any (the input ended mid-speech)."""
@@ -222,6 +294,7 @@ class Segmenter:
         end = SegmentEnd(audio=audio, last_voiced_at=self._last_voiced_at, truncated=truncated, pause_samples=pause)
         self._in_speech = False
         self._pause_samples = 0
+        self._hint = None
         self._frames = []
         self._silence_run = 0
         self._ring.clear()

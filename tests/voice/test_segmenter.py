@@ -13,6 +13,7 @@ from edgevox.voice.segmenter import (
     Segmenter,
     SegmenterSettings,
     SegmentPause,
+    SegmentResume,
     SegmentStart,
 )
 from edgevox.voice.vocabulary import vocabulary_for
@@ -52,7 +53,7 @@ def test_start_after_min_speech_and_end_after_silence_with_pre_roll():
 def test_pauses_shorter_than_end_silence_stay_in_one_utterance():
     seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=60, end_silence_ms=200), 16000)
     events = run(seg, "xxxxx" + "....." + "xxxxx" + "." * 12)
-    kinds = [type(e).__name__ for _, e in events if not isinstance(e, SegmentPause)]
+    kinds = [type(e).__name__ for _, e in events if not isinstance(e, (SegmentPause, SegmentResume))]
     assert kinds == ["SegmentStart", "SegmentEnd"]
 
 
@@ -93,6 +94,115 @@ def test_pause_not_shorter_than_end_silence_is_never_offered():
     assert events[1][1].pause_samples == 0
 
 
+# Adaptive endpointing: 5 frames (100 ms) once hinted complete, else hold 15 frames (300 ms).
+ADAPTIVE = SegmenterSettings(
+    frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=100, hold_silence_ms=300, pause_ms=40
+)
+
+
+def run_hinted(seg: Segmenter, pattern: str, complete: bool | None, *, delay_frames: int = 0):
+    """Like :func:`run`, but answer each SegmentPause with ``hint(complete)`` after ``delay_frames``
+    (None: never hint)."""
+    out, due = [], []
+    for i, ch in enumerate(pattern):
+        for when, samples in list(due):
+            if when == i:
+                seg.hint(samples, complete)
+        event = seg.process(np.full(FRAME, 0.5 if ch == "x" else 0.0, dtype=np.float32), ch == "x", (i + 1) * 0.02)
+        if event is not None:
+            out.append((i, event))
+        if isinstance(event, SegmentPause) and complete is not None:
+            due.append((i + 1 + delay_frames, event.audio.shape[0]))
+    return out
+
+
+def end_index(events) -> int:
+    (i,) = [i for i, e in events if isinstance(e, SegmentEnd)]
+    return i
+
+
+def test_a_pause_hinted_complete_ends_after_the_short_silence():
+    events = run_hinted(Segmenter(ADAPTIVE, 16000), "xxxxx" + "." * 20, complete=True)
+    assert end_index(events) == 5 + 4  # the fifth silent frame
+
+
+@pytest.mark.parametrize("complete", [False, None])
+def test_a_pause_hinted_incomplete_or_not_hinted_holds_for_the_long_silence(complete):
+    events = run_hinted(Segmenter(ADAPTIVE, 16000), "xxxxx" + "." * 20, complete=complete)
+    assert end_index(events) == 5 + 14  # the fifteenth silent frame
+
+
+def test_a_late_complete_hint_ends_the_utterance_on_the_next_frame():
+    # The pause is the 2nd silent frame (index 6); the hint comes 7 frames later, at index 14.
+    events = run_hinted(Segmenter(ADAPTIVE, 16000), "xxxxx" + "." * 20, complete=True, delay_frames=7)
+    assert end_index(events) == 14
+
+
+def test_a_hint_for_another_pause_is_ignored():
+    seg = Segmenter(ADAPTIVE, 16000)
+    events = []
+    for i, ch in enumerate("xxxxx" + "." * 20):
+        event = seg.process(np.full(FRAME, 0.5 if ch == "x" else 0.0, dtype=np.float32), ch == "x", (i + 1) * 0.02)
+        if isinstance(event, SegmentPause):
+            seg.hint(event.audio.shape[0] - FRAME, True)  # not this pause's length
+        if event is not None:
+            events.append((i, event))
+    assert end_index(events) == 5 + 14
+
+
+def test_speech_after_a_pause_resumes_and_the_old_hint_no_longer_counts():
+    seg = Segmenter(ADAPTIVE, 16000)
+    events = run_hinted(seg, "xxxxx" + "..." + "xxx" + "." * 20, complete=None)
+    (pause_i, pause), second_pause = [(i, e) for i, e in events if isinstance(e, SegmentPause)]
+    (resume_i, resume), *more = [(i, e) for i, e in events if isinstance(e, SegmentResume)]
+    assert not more and resume_i == 8 and pause_i == 6
+    assert resume.pause_samples == pause.audio.shape[0]
+    assert resume.resumed_at == pytest.approx(9 * 0.02)
+    # Hinting the stale first pause complete must not shorten the second silence run.
+    seg2 = Segmenter(ADAPTIVE, 16000)
+    events2 = []
+    for i, ch in enumerate("xxxxx" + "..." + "xxx" + "." * 20):
+        event = seg2.process(np.full(FRAME, 0.5 if ch == "x" else 0.0, dtype=np.float32), ch == "x", (i + 1) * 0.02)
+        if i == 8:
+            seg2.hint(pause.audio.shape[0], True)
+        if event is not None:
+            events2.append((i, event))
+    assert end_index(events2) == 11 + 14
+
+
+def test_a_hint_from_another_thread_is_seen_by_the_next_frame():
+    import threading
+
+    seg = Segmenter(ADAPTIVE, 16000)
+    events = run(seg, "xxxxx" + "..")
+    (_, pause) = events[-1]
+    assert isinstance(pause, SegmentPause)
+    stt = threading.Thread(target=seg.hint, args=(pause.audio.shape[0], True), name="edgevox-voice-test-stt")
+    stt.start()
+    stt.join()
+    silent = np.zeros(FRAME, dtype=np.float32)
+    ends = [seg.process(silent, False, 1.0) for _ in range(3)]
+    assert isinstance(ends[2], SegmentEnd) and ends[2].pause_samples == pause.audio.shape[0]
+
+
+def test_end_wins_when_resumed_speech_reaches_the_maximum_length():
+    settings = SegmenterSettings(
+        frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=200, pause_ms=40, max_utterance_s=0.2
+    )
+    # 3 frames at the start, 2 more voiced, 4 silent (a pause on the 2nd): the voiced 10th frame is the limit.
+    events = run(Segmenter(settings, 16000), "xxxxx" + "...." + "x")
+    assert [type(e).__name__ for _, e in events] == ["SegmentStart", "SegmentPause", "SegmentEnd"]
+    assert events[-1][1].truncated
+
+
+def test_without_pauses_the_hold_is_off():
+    settings = SegmenterSettings(
+        frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=100, hold_silence_ms=300, pause_ms=0
+    )
+    events = run(Segmenter(settings, 16000), "xxxxx" + "." * 20)
+    assert end_index(events) == 5 + 4
+
+
 def test_max_length_cuts_and_speech_continues_in_a_new_utterance():
     seg = Segmenter(SegmenterSettings(frame_ms=20, min_speech_ms=40, end_silence_ms=100, max_utterance_s=0.4), 16000)
     events = run(seg, "x" * 30 + "." * 6)
@@ -110,7 +220,10 @@ def test_flush_ends_an_utterance_in_progress():
     assert seg.flush() is None
 
 
-@pytest.mark.parametrize("kwargs", [{"frame_ms": 25}, {"end_silence_ms": 5}, {"pre_roll_ms": -1}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"frame_ms": 25}, {"end_silence_ms": 5}, {"pre_roll_ms": -1}, {"hold_silence_ms": 100}, {"hold_silence_ms": -1}],
+)
 def test_invalid_settings_are_rejected(kwargs):
     with pytest.raises(ValueError):
         SegmenterSettings(**kwargs)
