@@ -402,6 +402,7 @@ class VoiceAgent:
         self.agent = agent
         self.name = getattr(agent, "name", "agent")
         self.tools = getattr(agent, "tools", ())
+        self.supports_speculation = getattr(agent, "supports_speculation", False)
         for optional in ("truncate_reply", "warmup", "active_agent"):
             if hasattr(agent, optional):
                 setattr(self, optional, getattr(agent, optional))

@@ -72,6 +72,10 @@ class LLMAgent:
             (``@tool(timeout_s=...)``); a call past it is reported and its late result discarded.
     """
 
+    supports_speculation = True
+    """The voice loop may start this agent on a speculative transcript: what it publishes is
+    held and every action (tool, skill, memory, clarification) waits for the commit."""
+
     def __init__(
         self,
         name: str,
@@ -195,7 +199,7 @@ class LLMAgent:
         )
         ctx.publish(final)
         yield final
-        if result.ok and not result.cancelled and result.handoff is None:
+        if result.ok and not result.cancelled and result.handoff is None and ctx.may_act():
             turn = [{"role": "user", "content": task}, {"role": "assistant", "content": result.text}]
             self._memory(ctx).add_turn(ctx.session_id, turn)
         return result
@@ -210,6 +214,8 @@ class LLMAgent:
         from edgevox.agents.decoders import DECLINED_REPLY, Clarifications
 
         clarifications: Clarifications = self.__dict__.setdefault("_clarifications", Clarifications())
+        if clarifications.pending(ctx.session_id) is not None and not ctx.may_act():
+            return  # answering the pending question consumes it: never on a discarded guess
         answer = clarifications.answer(ctx.session_id, task, self.tools)
         if answer.kind == "declined":
             result.data["decided_by"] = "clarified"
@@ -236,6 +242,8 @@ class LLMAgent:
                     return
                 break
             call = decision.call
+            if not ctx.may_act():  # decided on a speculative transcript that was discarded
+                return
             ended, value = run_hooks(self._hooks(ctx), HookPoint.BEFORE_TOOL, call, ctx)
             decided_by = decision.decided_by
             if ended:

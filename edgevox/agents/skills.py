@@ -47,6 +47,7 @@ from edgevox.agents.events import SkillStateEvent
 from edgevox.agents.tools import Tool, build_tool
 from edgevox.errors import Cancelled, LifecycleError, ToolExecutionError
 from edgevox.runtime.context import AgentContext, CancelToken
+from edgevox.runtime.speculation import DISCARD_REASON
 
 
 class GoalState(enum.Enum):
@@ -314,6 +315,8 @@ class Skill:
         The goal's token is a child of ``ctx.cancel_token``: cancelling the context cancels it.
         """
         kwargs = self.tool.validate(arguments)
+        if not ctx.may_act():  # started on a guess that was discarded (or a stop came first)
+            raise Cancelled(ctx.cancel_token.reason or DISCARD_REASON)
         handle = GoalHandle(self.name, ctx.cancel_token.child(f"skill:{self.name}"), timeout_s=self.timeout_s, ctx=ctx)
         if self.goal_param:
             kwargs[self.goal_param] = handle

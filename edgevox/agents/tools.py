@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union, get_args, get_origin
 
 from edgevox.errors import Cancelled, ToolArgumentError, ToolExecutionError
+from edgevox.runtime.speculation import DISCARD_REASON
 
 _MISSING = object()
 
@@ -199,6 +200,12 @@ class Tool:
             kwargs = self.validate(arguments)
         except ToolArgumentError as exc:
             return ToolResult(call, ok=False, error=str(exc), error_kind="arguments")
+        speculation = getattr(ctx, "speculation", None)
+        if speculation is not None and not speculation.confirmed():
+            # Decided on a guess (a speculative transcript) that was then discarded: never act.
+            return ToolResult(
+                call, ok=False, error=f"tool {self.name!r} not run: {DISCARD_REASON}", error_kind="cancelled"
+            )
         deadline = self.timeout_s if self.timeout_s is not None else timeout_s
         token = getattr(ctx, "cancel_token", None)
         if deadline is None and token is None:

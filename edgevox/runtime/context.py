@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from edgevox.runtime.activities import ActivityRegistry
     from edgevox.runtime.blackboard import Blackboard
     from edgevox.runtime.bus import EventBus
+    from edgevox.runtime.speculation import Speculation
 
 
 class CancelToken:
@@ -159,6 +160,10 @@ class AgentContext:
     activities: ActivityRegistry | None = None
     """Where running tools, skills, generations and workers register so a safety stop
     reaches them (the runtime's, see ``edgevox.runtime.activities``)."""
+    speculation: Speculation | None = None
+    """Set when this work runs on a guess (a speculative transcript): what it publishes is
+    held until the guess is committed, and tools, skills and memory writes wait for it
+    (see ``edgevox.runtime.speculation``)."""
 
     @property
     def cancelled(self) -> bool:
@@ -186,4 +191,14 @@ class AgentContext:
             event.session_id = self.session_id
         if not getattr(event, "source", ""):
             event.source = self.agent_name
+        if self.speculation is not None and not self.speculation.committed:
+            bus = self.bus
+            self.speculation.hold(lambda: bus.publish(event))
+            return
         self.bus.publish(event)
+
+    def may_act(self) -> bool:
+        """Whether this work may act now (run a tool, start a skill, write memory): always,
+        unless it runs on a guess; then it waits until the guess is committed (True) or
+        discarded or cancelled (False)."""
+        return self.speculation is None or self.speculation.confirmed()

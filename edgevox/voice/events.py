@@ -80,6 +80,19 @@ class TranscriptEvent(VoiceEvent):
 
 
 @dataclass(kw_only=True)
+class SpeculativeReply(VoiceEvent):
+    """The agent was started on a speculative transcript before the endpoint (``state=
+    "started"``), and later released with it (``"committed"``: the final transcript was the
+    same text) or dropped (``"discarded"``: the user went on or said something else, or a
+    stop came). Diagnostic only: nothing of a speculative reply is published, spoken or acted
+    on before ``"committed"``."""
+
+    kind: ClassVar[str] = "voice.speculative_reply"
+    text: str = ""
+    state: str = "started"
+
+
+@dataclass(kw_only=True)
 class TurnStarted(VoiceEvent):
     """The agent starts working on a user message."""
 

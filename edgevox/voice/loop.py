@@ -87,6 +87,7 @@ from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.events import ErrorEvent, Event, InterruptEvent, StopEvent
 from edgevox.runtime.lifecycle import SharedStop
 from edgevox.runtime.limits import wait_s
+from edgevox.runtime.speculation import DISCARD_REASON, Speculation
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.echo import ECHO_GUARD_MODES, rms
 from edgevox.voice.events import (
@@ -94,6 +95,7 @@ from edgevox.voice.events import (
     Chunk,
     InputEnded,
     Interrupted,
+    SpeculativeReply,
     SpeechEnded,
     SpeechStarted,
     Stopped,
@@ -157,6 +159,9 @@ class VoiceSettings:
     """Words that bias STT, in addition to the agent's tool names and enum values."""
     speculative_stt: bool = True
     """Transcribe the audio so far at a pause (``segmenter.pause_ms``), before the endpoint fires."""
+    speculative_reply: bool = True
+    """Also start the agent on that speculative transcript (if it ``supports_speculation``):
+    nothing it says or does is released before the endpoint confirms the same text."""
     tts_priority_ms: int = 400
     """While TTS synthesizes this turn's audio and less than this much reply audio is buffered,
     the turn thread pauses the LLM so TTS gets the CPU (0 = never pause)."""
@@ -219,6 +224,19 @@ class _TurnRequest:
     turn_id: int
     text: str
     say: bool = False  # speak ``text`` as it is (an announcement), without the agent
+    ctx: AgentContext | None = None
+    """Made in advance for a speculative turn (its token is the speculation's)."""
+    speculation: Speculation | None = None
+    """Set for a turn started on a speculative transcript: held until committed."""
+    samples: int = 0
+    """Speculative turn: length of the pause audio its transcript came from."""
+
+    def run_or_hold(self, action: Any) -> None:
+        """Run ``action`` now, or hold it until this speculative turn is committed."""
+        if self.speculation is None:
+            action()
+        else:
+            self.speculation.hold(action)
 
 
 class VoiceLoop:
@@ -267,6 +285,9 @@ class VoiceLoop:
         """The latest pause's audio, waiting for speculative STT (final utterances go first)."""
         self._spec_result: _Speculation | None = None
         self._turns: deque[_TurnRequest] = deque()
+        self._spec_turn: _TurnRequest | None = None
+        """The undecided speculative turn (queued or running), if any."""
+        self.speculative_turns = {"started": 0, "committed": 0, "discarded": 0}
         self._current: tuple[_TurnRequest, AgentContext, TurnAudio] | None = None
         self._stt_busy = False
         self._stopping = threading.Event()
@@ -347,8 +368,10 @@ class VoiceLoop:
             self._spec_job = None
             queued = list(self._turns)
             self._turns.clear()
-            if self._current is not None:
+            spec = self._take_spec_turn()
+            if self._current is not None and self._current[0] is not spec:
                 report.cancelled_turns.append(self._current[0].turn_id)
+            queued = [r for r in queued if r is not spec]
             self._cond.notify_all()
         report.cancelled_turns += [r.turn_id for r in queued]
         assert self._root is not None
@@ -559,6 +582,9 @@ class VoiceLoop:
         with self._cond:
             self._spec_job = None
             self._spec_result = None
+            spec = self._take_spec_turn()
+        if spec is not None:
+            self._discard(spec)
 
     def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool) -> None:
         self._publish(
@@ -612,6 +638,8 @@ class VoiceLoop:
         request, ctx, audio = current
         if audio.halted or ctx.cancel_token.cancelled:
             return False
+        if request.speculation is not None and not request.speculation.committed:
+            return False  # nothing of it was heard
         spoken, dropped = self.speaker.halt(audio)
         cleared_at = time.time()
         ctx.cancel_token.cancel(BARGE_IN_REASON)
@@ -656,6 +684,7 @@ class VoiceLoop:
                     utt, self._spec_job = self._spec_job, None  # type: ignore[assignment]
                     final = False
                 self._stt_busy = True
+                spec_turn = self._take_spec_turn() if final else None
             try:
                 vocabulary = tuple(vocabulary_for(self.settings.vocabulary, self.agent))
                 if speculation is not None and speculation.vocabulary == vocabulary:
@@ -666,6 +695,7 @@ class VoiceLoop:
                         stt_s=speculation.stt_s,
                         echo=utt.echo,
                         speculative=True,
+                        spec_turn=spec_turn,
                     )
                     continue
                 t0 = time.perf_counter()
@@ -673,17 +703,80 @@ class VoiceLoop:
                 stt_s = time.perf_counter() - t0
                 text = result.text.strip()
                 if final:
-                    self._handle_transcript(utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo)
+                    self._handle_transcript(
+                        utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo, spec_turn=spec_turn
+                    )
                 else:
                     with self._cond:
                         self._spec_result = _Speculation(utt.turn_id, utt.audio.shape[0], vocabulary, text, stt_s)
+                    self._start_speculative_turn(utt, text)
             except Exception as exc:  # noqa: BLE001 - one bad utterance must not stop listening
                 self._report_error("stt", exc)
+            finally:
+                if spec_turn is not None and spec_turn.speculation is not None and not spec_turn.speculation.decided:
+                    self._discard(spec_turn)  # the final transcript failed: never leave a guess waiting
+
+    # -- speculative turns ---------------------------------------------------------------------
+
+    def _start_speculative_turn(self, utt: _Utterance, text: str) -> None:
+        """STT thread: start the agent on a speculative transcript, held until the endpoint
+        confirms the same text (see ``edgevox.runtime.speculation``). Only when nothing else is
+        running or queued, never for the robot's echo, a stop phrase or nothing speakable."""
+        if not self.settings.speculative_reply or not getattr(self.agent, "supports_speculation", False):
+            return
+        if utt.echo or not text or not _speakable(text) or self.matcher.match(text):
+            return
+        with self._cond:
+            old = self._spec_turn
+            busy = (self._current is not None and self._current[0] is not old) or any(r is not old for r in self._turns)
+            final_queued = any(u.turn_id == utt.turn_id for u in self._utterances)
+            if self._stopping.is_set() or busy or final_queued:
+                return
+            ctx = self._loop_context.child(turn_id=utt.turn_id)
+            ctx.speculation = Speculation(ctx.cancel_token, label=f"turn {utt.turn_id}")
+            request = _TurnRequest(utt.turn_id, text, ctx=ctx, speculation=ctx.speculation, samples=utt.audio.shape[0])
+            self._spec_turn = request
+            self._turns.append(request)
+            self.speculative_turns["started"] += 1
+            self._cond.notify_all()
+        if old is not None:
+            self._discard(old)  # an earlier pause of the same utterance: the user went on
+        self._publish(SpeculativeReply(turn_id=utt.turn_id, text=text, state="started"))
+
+    def _take_spec_turn(self) -> _TurnRequest | None:
+        """Remove and return the undecided speculative turn, if any. Caller holds the lock and
+        commits or discards it after releasing the lock (cancelling runs callbacks)."""
+        spec, self._spec_turn = self._spec_turn, None
+        return spec
+
+    def _discard(self, request: _TurnRequest, reason: str = DISCARD_REASON) -> None:
+        if request.speculation is not None and not request.speculation.decided:
+            request.speculation.discard(reason)
+            self.speculative_turns["discarded"] += 1
+            self._publish(SpeculativeReply(turn_id=request.turn_id, text=request.text, state="discarded"))
+
+    def discard_speculation(self, turn_id: int | None = None) -> None:
+        """Drop the speculative turn (of ``turn_id``; any for None): speech resumed after the pause."""
+        with self._cond:
+            spec = self._spec_turn
+            if spec is None or (turn_id is not None and spec.turn_id != turn_id):
+                return
+            self._spec_turn = None
+        self._discard(spec)
 
     def _handle_transcript(
-        self, turn_id: int, text: str, *, origin: str, stt_s: float, echo: bool, speculative: bool = False
+        self,
+        turn_id: int,
+        text: str,
+        *,
+        origin: str,
+        stt_s: float,
+        echo: bool,
+        speculative: bool = False,
+        spec_turn: _TurnRequest | None = None,
     ) -> None:
-        """Stop check first (no turn lock, no agent), then queue the turn. Runs on STT or caller thread."""
+        """Stop check first (no turn lock, no agent), then queue the turn - or commit the
+        speculative turn started on the same text. Runs on the STT or the caller's thread."""
         heard_at = time.time()
         phrase = self.matcher.match(text) if text else None
         self._publish(
@@ -697,6 +790,14 @@ class VoiceLoop:
                 speculative=speculative,
             )
         )
+        if spec_turn is not None:
+            same = spec_turn.turn_id == turn_id and spec_turn.text == text
+            if same and not phrase and not echo and spec_turn.speculation is not None:
+                self._publish(SpeculativeReply(turn_id=turn_id, text=text, state="committed"))
+                if spec_turn.speculation.commit():  # releases what it held, in order
+                    self.speculative_turns["committed"] += 1
+                    return
+            self._discard(spec_turn)
         if phrase:
             self._safety_stop(turn_id, text, phrase, heard_at)
             return
@@ -719,11 +820,16 @@ class VoiceLoop:
         confirm once."""
         with self._stop_lock:  # two stops at once (voice + ROS): one runs, the other waits and confirms nothing new
             with self._cond:
-                queued = [r for r in self._turns if not self._is_confirmation(r)]
+                spec = self._take_spec_turn()  # a guess nobody heard: dropped, not reported
+                queued = [r for r in self._turns if not self._is_confirmation(r) and r is not spec]
                 self._turns = deque(r for r in self._turns if self._is_confirmation(r))
                 current = self._current
+            if spec is not None:
+                self._discard(spec, STOP_REASON)
             cancelled: list[int] = []
-            if current is not None and not self._is_confirmation(current[0]):
+            if current is not None and current[0] is spec:
+                pass
+            elif current is not None and not self._is_confirmation(current[0]):
                 request, ctx, audio = current
                 self.speaker.halt(audio)
                 ctx.cancel_token.cancel(STOP_REASON)
@@ -792,7 +898,9 @@ class VoiceLoop:
                 if self._stopping.is_set():
                     return
                 request = self._turns.popleft()
-                ctx = self._loop_context.child(turn_id=request.turn_id)
+                if request.speculation is not None and request.speculation.discarded:
+                    continue  # a guess dropped before it started
+                ctx = request.ctx or self._loop_context.child(turn_id=request.turn_id)
                 audio = TurnAudio(request.turn_id, ctx.cancel_token)
                 self._current = (request, ctx, audio)
             # Every turn is registered so any stop reaches it - except the stop's own confirmation.
@@ -815,7 +923,7 @@ class VoiceLoop:
     def _run_turn(self, request: _TurnRequest, ctx: AgentContext, audio: TurnAudio) -> None:
         token = ctx.cancel_token
         self.speaker.begin_turn(audio)
-        self._publish(TurnStarted(turn_id=request.turn_id, text=request.text))
+        request.run_or_hold(lambda: self._publish(TurnStarted(turn_id=request.turn_id, text=request.text)))
         chunker = Chunker(self.settings.chunker)
         parts: list[str] = []
         error = ""
@@ -829,20 +937,22 @@ class VoiceLoop:
                     if not delta:
                         continue
                     parts.append(delta)
-                    self._publish(Token(turn_id=request.turn_id, text=delta))
+                    request.run_or_hold(lambda d=delta: self._publish(Token(turn_id=request.turn_id, text=d)))
                     for piece in chunker.feed(delta):
-                        index = self._emit_chunk(audio, index, piece)
+                        index = self._emit_chunk(request, audio, index, piece)
                     if index:
                         # Before pulling the next token: let TTS have the CPU while it is
                         # synthesizing with little audio buffered (see module docstring).
                         self.speaker.yield_to_tts(audio, self.settings.tts_priority_ms)
                 if not token.cancelled:
                     for piece in chunker.flush():
-                        index = self._emit_chunk(audio, index, piece)
+                        index = self._emit_chunk(request, audio, index, piece)
             finally:
                 close = getattr(stream, "close", None)
                 if close is not None:
                     close()
+            if request.speculation is not None:
+                request.speculation.confirmed()  # a guess: wait for the endpoint to commit or drop it
             if not token.cancelled:
                 self.speaker.end_turn(audio)
                 # Wait for playback to finish (or a barge-in/stop/shutdown cancelling the turn).
@@ -855,8 +965,10 @@ class VoiceLoop:
             pass
         except Exception as exc:  # noqa: BLE001 - an agent failure ends the turn, never the loop
             error = repr(exc)
-            self._report_error("agent", exc)
+            request.run_or_hold(lambda e=exc: self._report_error("agent", e))
             self.speaker.halt(audio)
+        if request.speculation is not None and not request.speculation.committed:
+            return  # a discarded guess (or one a stop or shutdown cut): nothing of it was released
         reason = token.reason if token.cancelled else ""
         status = (
             "error"
@@ -884,7 +996,10 @@ class VoiceLoop:
             TurnDone(turn_id=request.turn_id, status=status, reply_text=reply, spoken_text=spoken, error=error)
         )
 
-    def _emit_chunk(self, audio: TurnAudio, index: int, text: str) -> int:
-        self._publish(Chunk(turn_id=audio.turn_id, index=index, text=text, spoken_text=clean_for_speech(text)))
-        self.speaker.say(audio, text)
+    def _emit_chunk(self, request: _TurnRequest, audio: TurnAudio, index: int, text: str) -> int:
+        def emit() -> None:
+            self._publish(Chunk(turn_id=audio.turn_id, index=index, text=text, spoken_text=clean_for_speech(text)))
+            self.speaker.say(audio, text)
+
+        request.run_or_hold(emit)
         return index + 1

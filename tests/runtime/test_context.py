@@ -11,6 +11,7 @@ from edgevox.runtime.activities import ActivityRegistry
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext, CancelToken
+from edgevox.runtime.speculation import Speculation
 
 
 def test_child_carries_every_field_and_links_a_fresh_cancel_token():
@@ -28,6 +29,7 @@ def test_child_carries_every_field_and_links_a_fresh_cancel_token():
         "llm_lock": threading.Lock(),
         "state": {"k": 1},
         "activities": ActivityRegistry("c"),
+        "speculation": Speculation(CancelToken()),
     }
     fields = {f.name for f in dataclasses.fields(AgentContext)}
     # a new field added to AgentContext must be added here, so the carry-over is proven for it
