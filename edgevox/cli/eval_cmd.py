@@ -270,3 +270,6 @@ def _as_json(result: SttEvalResult, args: argparse.Namespace, vocab_size: int) -
         "seconds_per_clip": result.seconds_per_clip,
         "rows": result.rows,
     }
+
+
+import edgevox.cli.eval_endpoint  # noqa: E402, F401  (registers `eval endpoint`)

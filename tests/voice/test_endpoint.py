@@ -84,3 +84,39 @@ def test_case_and_surrounding_whitespace_do_not_matter():
 def test_only_the_last_word_counts():
     assert not ends_mid_phrase("and then go to the kitchen")
     assert ends_mid_phrase("kitchen then the")
+
+
+# --- the measurement on real clips (edgevox eval endpoint, on a small subset) -------------------
+
+COMMAND_CLIPS = (
+    "classic/goforward.wav",
+    "commands/stp_lock_the_Front_Door.wav",
+    "commands/stp_set_a_timer_for_5_minutes.wav",
+    "commands/felix_left_2.wav",
+    "noisy_farfield/mix_goforward__exercise_bike_0dB.wav",
+)
+
+
+@pytest.mark.models
+def test_adaptive_endpoint_does_not_split_commands_or_a_spoken_digit_string(speech_dir):
+    from edgevox.cli.eval_endpoint import SETTINGS, PauseHinter, Stream, evaluate, join_words
+    from edgevox.engines.audio_wav import read_wav
+    from edgevox.engines.stt_faster_whisper import FasterWhisperSTT
+    from edgevox.engines.vad_silero import ConfirmedVAD, SileroVAD
+    from edgevox.engines.vad_webrtc import WebRtcVAD
+
+    def clip(name):
+        return read_wav(speech_dir / name)[0]
+
+    streams = [Stream(name, clip(name), 1) for name in COMMAND_CLIPS]
+    streams.append(Stream("noise", clip("noisy_farfield/noise_doing_the_dishes.wav"), 0))
+    digits = join_words([clip("commands/felix_five_0.wav"), clip("commands/felix_five_2.wav")], 450)
+    streams.append(Stream("five five", digits, 1, hard=True))
+    vad = ConfirmedVAD(WebRtcVAD(frame_ms=20), SileroVAD())
+    hinter = PauseHinter(FasterWhisperSTT("whisper-tiny.en", cpu_threads=2))
+    tallies = evaluate(streams, vad, SETTINGS, hinter)
+    adaptive, fixed = tallies["adaptive 250/800"], tallies["fixed 300"]
+    print({name: (t.split, t.hard_split, t.missed, t.noise_utterances) for name, t in tallies.items()})
+    assert adaptive.split == [] and adaptive.hard_split == [] and adaptive.missed == []
+    assert adaptive.noise_utterances == 0
+    assert len(fixed.hard_split) > len(adaptive.hard_split)  # 450 ms between digits ends a fixed 300 ms endpoint
