@@ -1,24 +1,37 @@
-"""``edgevox bench latency [MANIFEST.tsv]``: end-to-end voice latency on the default models.
+"""``edgevox bench latency [MANIFEST.tsv]``: end-to-end voice latency of the application itself.
 
-Utterances are played in real time (20 ms blocks, paced by the clock) into the
-whole voice loop - VAD, endpointing, STT, chat agent, chunker, TTS - and the reply
-"plays" on a real-time null output. Per turn the latency observer records the
-user's last voiced frame -> transcript -> first token -> first chunk -> first
-audio out. The same run also measures:
+The bench builds the application from a config (``default`` unless ``--config``) the way
+``edgevox run default`` does - ``load_config`` then :meth:`edgevox.app.App.build` - and
+replaces only the two devices: the microphone by a :class:`LiveMic` that plays clips in
+real time (20 ms blocks, paced by the clock) and the speaker by a real-time ``NullOut``.
+What is measured is therefore the product's loop: its VAD, endpointing, STT, agent and
+memory, chunker, TTS and settings. Per turn the latency observer records the user's last
+voiced frame -> transcript -> first token -> first chunk -> first audio out. Also:
 
-* barge-in: a second utterance starts while the reply plays; time from the first
-  voiced frame to ``AudioOut.clear()`` (target <= 150 ms);
-* safety stop: a spoken "stop" during a reply, on a second loop with the default
-  half-duplex echo guard (with barge-in on, the speech onset would already have
-  interrupted the reply); time from its transcript to every cancellation being
-  issued (target <= 100 ms), and to the turn having ended, plus how each trial's
-  turn ended;
-* a naive baseline on the same clips: endpointing silence, then transcribe, then
-  the whole reply, then the whole speech; and the ratio to the streaming loop.
+* turns against clips: an utterance cut in two by endpointing is SPLIT, two clips heard
+  as one turn are MERGED (from ``SpeechStarted``/``SpeechEnded`` inside each clip's
+  window), so a latency gained by cutting users off shows up;
+* a naive baseline on the same clips (endpointing silence, then transcribe, then the
+  whole reply, then the whole speech) and its ratio to the loop;
+* barge-in: speech over the reply, time to ``AudioOut.clear()`` (target <= 150 ms), on
+  the same config with ``voice.echo_guard: off`` (half-duplex ignores speech over the
+  reply, so there is no barge-in to time);
+* safety stop: "stop" spoken during a reply with the config's echo guard; time from its
+  transcript to every cancellation being issued (target <= 100 ms) and to the turn's end;
+* ``--load N``: N busy-loop processes run during the measured part; ``--compare-load``
+  measures idle, then loaded, in one run and prints the loaded/idle ratio.
 
-Clips: a manifest's rows (columns ``file``, ``transcript``; ``file`` relative to
-the manifest), or a built-in set of command clips from ``../shared/speech``
-(synthesized with the default Piper voice when that folder is absent).
+Clips: from the manifest (columns ``file``, ``duration_s``, ``transcript``, ``category``),
+``--clips`` of them shared out in turn among short commands, spoken digits and read
+sentences of 3-10 s, each group's share spread evenly over its rows (fixed, not picked by
+hand), plus ``--pauses`` digit strings made of two or three real digit clips with a
+400-500 ms pause between words, where endpointing cuts people off. Without a manifest a
+few sentences are synthesized with the app's voice. Every clip is followed by silence
+until the reply has played. The barge-in and stop trials run once, under the first
+measured condition.
+
+Rejected: wiring engines and a ``VoiceLoop`` by hand (what this bench did before). It
+measured settings and an agent the product does not use, and drifted from it.
 """
 
 from __future__ import annotations
@@ -27,53 +40,91 @@ import argparse
 import csv
 import json
 import os
+import re
 import resource
+import subprocess
 import sys
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from edgevox.cli.args import COUNT
+from edgevox.cli.args import COUNT, whole
 from edgevox.errors import ConfigError
 
-BUILTIN_CLIPS = (
-    ("classic/goforward.wav", "go forward ten meters"),
-    ("commands/voice2json_what_time_is_it.wav", "what time is it"),
-    ("commands/stp_lock_the_Front_Door.wav", "lock the Front Door"),
-    ("commands/voice2json_turn_on_living_room_lamp.wav", "turn on the living room lamp"),
-    ("commands/stp_whats_the_weather.wav", "what's the weather"),
-    ("commands/stp_set_a_timer_for_5_minutes.wav", "set a timer for 5 minutes"),
-)
-STOP_CLIP = ("commands/felix_stop_2.wav", "stop")
-DEFAULT_SPEECH_DIR = Path(__file__).resolve().parents[3] / "shared" / "speech"
+DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "speech" / "MANIFEST.tsv"
+COMMAND_CATEGORIES = ("command", "command_word", "command_sentence")
+DIGIT_FILE = re.compile(r"(^|/)felix_(one|two|four|five)_\d+\.wav$")
+READ_CATEGORY, READ_MIN_S, READ_MAX_S = "read_speech", 3.0, 10.0
+GROUPS = ("command", "digit", "read")
+"""Clip groups, in the order they take turns."""
+PAUSE_CASES = ((("one", "two"), 400), (("four", "five"), 450), (("two", "four", "five"), 500))
+"""Digit strings with a natural pause (ms) between the words."""
+MIN_WORD_S = 0.15
+"""A digit take is used for a pause case if the VAD hears this much speech in one run."""
+SYNTHESIZED = ("go forward ten meters", "what time is it", "turn on the living room lamp", "four", "five")
+TARGETS_S = {"idle": {"p50": 0.5, "p95": 0.8}, "loaded": {"p50": 0.7}}
+"""speech_end->first_audio targets per condition."""
+TRIAL_TARGETS_S = {"barge_in_audio_stop": 0.15, "stop_cancel": 0.1}
+BUSY_LOOP = "import os, sys\nwhile os.getppid() == int(sys.argv[1]):\n    for _ in range(1000000):\n        pass\n"
+"""A busy process (``python -c BUSY_LOOP BENCH_PID``) that ends when the bench dies, even by SIGKILL:
+it is then reparented. The bench's pid is given, not read at start, which may already be too late."""
+SAMPLE_RATE_HZ = 16000
+
+
+@dataclass
+class Clip:
+    name: str
+    text: str
+    """What was said."""
+    group: str
+    """``command``, ``digit``, ``read``, ``pause`` or ``synthesized``."""
+    audio: np.ndarray
+    """16 kHz mono float32."""
+
+
+# --- the microphone -----------------------------------------------------------------------------
+
+
+@dataclass
+class Playback:
+    """One clip played by :class:`LiveMic`: wall-clock times of its first and last sample."""
+
+    samples: int
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class LiveMic:
-    """A real-time microphone: silence, plus whatever :meth:`play` queues, paced by the clock."""
+    """A real-time microphone: silence, plus whatever :meth:`play` queues, paced by the clock.
 
-    def __init__(self, sample_rate_hz: int = 16000, block_ms: int = 20) -> None:
+    ``read`` runs on the voice loop's capture thread; ``play`` on the bench's.
+    """
+
+    def __init__(self, sample_rate_hz: int = SAMPLE_RATE_HZ, block_ms: int = 20) -> None:
         self.sample_rate_hz = sample_rate_hz
         self.block = sample_rate_hz * block_ms // 1000
-        self._pending: deque[np.ndarray] = deque()
+        self._pending: deque[tuple[np.ndarray, Playback, bool, bool]] = deque()
         self._lock = threading.Lock()
         self._start = 0.0
         self._k = 0
         self._stopped = threading.Event()
-        self.finished = threading.Event()
-        """Set when the last queued clip has been fully read."""
 
-    def play(self, audio: np.ndarray) -> None:
+    def play(self, audio: np.ndarray) -> Playback:
+        playback = Playback(samples=audio.shape[0])
+        starts = range(0, max(audio.shape[0], 1), self.block)
         with self._lock:
-            self.finished.clear()
-            for i in range(0, audio.shape[0], self.block):
-                part = audio[i : i + self.block]
+            for n, i in enumerate(starts):
+                part = audio[i : i + self.block].astype(np.float32)
                 if part.shape[0] < self.block:
                     part = np.concatenate([part, np.zeros(self.block - part.shape[0], dtype=np.float32)])
-                self._pending.append(part.astype(np.float32))
+                self._pending.append((part, playback, n == 0, n == len(starts) - 1))
+        return playback
 
     def start(self) -> None:
         self._start = time.monotonic()
@@ -90,72 +141,242 @@ class LiveMic:
             return None
         self._k += 1
         with self._lock:
-            if self._pending:
-                block = self._pending.popleft()
-                if not self._pending:
-                    self.finished.set()
-                return block
-        return np.zeros(self.block, dtype=np.float32)
+            if not self._pending:
+                return np.zeros(self.block, dtype=np.float32)
+            block, playback, first, last = self._pending.popleft()
+        now = time.time()  # the loop stamps a block as ending when read returns it
+        if first:
+            playback.started_at = now - self.block / self.sample_rate_hz
+        if last:
+            playback.ended_at = playback.started_at + playback.samples / self.sample_rate_hz
+            playback.done.set()
+        return block
 
     def stop(self) -> None:
         self._stopped.set()
 
 
-def load_clips(manifest: Path | None, speech_dir: Path, tts: Any, limit: int) -> list[tuple[str, np.ndarray]]:
+# --- busy load ----------------------------------------------------------------------------------
+
+
+class BusyLoad:
+    """``with BusyLoad(n):`` runs ``n`` busy-loop Python processes (placed by the OS) and kills and
+    reaps them on exit, also on an exception or Ctrl-C. They end by themselves if the bench dies."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def __enter__(self) -> BusyLoad:
+        try:
+            for _ in range(self.processes):
+                self.procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-c", BUSY_LOOP, str(os.getpid())],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+        for p in self.procs:
+            p.wait(timeout=10)
+
+
+# --- clips --------------------------------------------------------------------------------------
+
+
+def group_of(row: dict[str, str]) -> str | None:
+    """The clip group of a manifest row, or None if the bench does not use it."""
+    category = row.get("category", "")
+    if DIGIT_FILE.search(row["file"]):
+        return "digit"
+    if category in COMMAND_CATEGORIES:
+        return "command"
+    if category == READ_CATEGORY and READ_MIN_S <= float(row.get("duration_s") or 0) <= READ_MAX_S:
+        return "read"
+    return None
+
+
+def select_rows(rows: list[dict[str, str]], limit: int, is_stop: Any = lambda text: False) -> list[dict[str, str]]:
+    """``limit`` rows (0 = all) shared out in turn among :data:`GROUPS` (a group that runs out
+    passes its turn), each group's share spread evenly over its rows in manifest order. Rows
+    without a transcript, or whose transcript is a stop phrase, are skipped."""
+    groups: dict[str, list[dict[str, str]]] = {g: [] for g in GROUPS}
+    for row in rows:
+        group = group_of(row)
+        if group is not None and row.get("transcript") and not is_stop(row["transcript"]):
+            groups[group].append(row)
+    total = sum(len(g) for g in groups.values())
+    want = total if limit <= 0 else min(limit, total)
+    share = dict.fromkeys(GROUPS, 0)
+    while sum(share.values()) < want:
+        for g in GROUPS:
+            if share[g] < len(groups[g]) and sum(share.values()) < want:
+                share[g] += 1
+    picked = {g: [groups[g][i * len(groups[g]) // share[g]] for i in range(share[g])] for g in GROUPS if share[g]}
+    out: list[dict[str, str]] = []
+    for i in range(max(share.values(), default=0)):  # interleaved, so the groups mix in time
+        out += [picked[g][i] for g in GROUPS if i < share[g]]
+    return out
+
+
+def voiced_run(audio: np.ndarray, vad: Any) -> np.ndarray:
+    """The longest run of frames ``vad`` calls speech (empty if none is)."""
+    frame = vad.sample_rate_hz * vad.frame_ms // 1000
+    best = (0, 0)
+    start = None
+    flags = [vad.is_speech(audio[i * frame : (i + 1) * frame]) for i in range(audio.shape[0] // frame)]
+    for i, voiced in enumerate([*flags, False]):
+        if voiced and start is None:
+            start = i
+        elif not voiced and start is not None:
+            best = max(best, (i - start, start))
+            start = None
+    length, first = best
+    return audio[first * frame : (first + length) * frame]
+
+
+def pause_cases(rows: list[dict[str, str]], folder: Path, count: int, vad: Any) -> list[Clip]:
+    """The first ``count`` of :data:`PAUSE_CASES`. Each word is the first take of it in which
+    ``vad`` (the config's) hears at least :data:`MIN_WORD_S` of speech, cut to that voiced run,
+    so the pause the loop sees is exactly the gap."""
+    takes: dict[str, np.ndarray] = {}
+    for row in rows if count else ():
+        m = DIGIT_FILE.search(row["file"])
+        if m and m.group(2) not in takes:
+            word = voiced_run(_read16k(folder / row["file"]), vad)
+            if word.shape[0] >= MIN_WORD_S * SAMPLE_RATE_HZ:
+                takes[m.group(2)] = word
+    out = []
+    for words, gap_ms in PAUSE_CASES[:count]:
+        if not all(w in takes for w in words):
+            continue
+        gap = np.zeros(SAMPLE_RATE_HZ * gap_ms // 1000, dtype=np.float32)
+        audio = np.concatenate([part for w in words for part in (gap, takes[w])][1:])
+        out.append(Clip(f"{' + '.join(words)} ({gap_ms} ms pauses)", " ".join(words), "pause", audio))
+    return out
+
+
+def load_clips(manifest: Path, limit: int, pauses: int, is_stop: Any, vad: Any) -> list[Clip]:
+    with manifest.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    if rows and not {"file", "transcript"} <= set(rows[0]):
+        raise ConfigError(f"{manifest}: needs the columns file, transcript (and category, duration_s)")
+    if rows and "category" not in rows[0]:
+        chosen = [r for r in rows if r.get("transcript")][: limit or None]
+        clips = [Clip(r["file"], r["transcript"], "clip", _read16k(manifest.parent / r["file"])) for r in chosen]
+    else:
+        chosen = select_rows(rows, limit, is_stop)
+        clips = [
+            Clip(r["file"], r["transcript"], group_of(r) or "", _read16k(manifest.parent / r["file"])) for r in chosen
+        ]
+    return clips + pause_cases(rows, manifest.parent, pauses, vad)
+
+
+def stop_clip(manifest: Path, is_stop: Any) -> np.ndarray | None:
+    """The first command row whose transcript is a stop phrase (None if there is none)."""
+    with manifest.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            if row.get("category", "command") in COMMAND_CATEGORIES and is_stop(row.get("transcript") or ""):
+                return _read16k(manifest.parent / row["file"])
+    return None
+
+
+def synthesized_clips(tts: Any, limit: int) -> list[Clip]:
+    from edgevox.engines.resample import resample
+
+    out = []
+    for text in SYNTHESIZED[: limit or None]:
+        audio = resample(np.concatenate(list(tts.synthesize(text))), tts.sample_rate_hz, SAMPLE_RATE_HZ)
+        out.append(Clip(f"synthesized {text!r}", text, "synthesized", audio))
+    return out
+
+
+def _read16k(path: Path) -> np.ndarray:
     from edgevox.engines.audio_wav import read_wav
     from edgevox.engines.resample import resample
 
-    clips: list[tuple[str, np.ndarray]] = []
-    if manifest is not None:
-        with manifest.open(newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f, delimiter="\t"):
-                if not row.get("transcript"):
-                    continue
-                audio, rate = read_wav(manifest.parent / row["file"])
-                clips.append((row["transcript"], resample(audio, rate, 16000)))
-    elif speech_dir.is_dir():
-        for rel, text in BUILTIN_CLIPS:
-            audio, rate = read_wav(speech_dir / rel)
-            clips.append((text, resample(audio, rate, 16000)))
-    else:
-        for _rel, text in BUILTIN_CLIPS:
-            audio = np.concatenate(list(tts.synthesize(text)))
-            clips.append((text, resample(audio, tts.sample_rate_hz, 16000)))
-    return clips[:limit] if limit > 0 else clips
+    audio, rate = read_wav(path)
+    return resample(audio, rate, SAMPLE_RATE_HZ)
 
 
-def stop_clip(speech_dir: Path, tts: Any) -> np.ndarray:
-    from edgevox.engines.audio_wav import read_wav
-    from edgevox.engines.resample import resample
+# --- turns against clips ------------------------------------------------------------------------
 
-    path = speech_dir / STOP_CLIP[0]
-    if path.is_file():
-        audio, rate = read_wav(path)
-    else:
-        audio, rate = np.concatenate(list(tts.synthesize("Stop!"))), tts.sample_rate_hz
-    return resample(audio, rate, 16000)
+
+@dataclass
+class TurnCount:
+    """Utterances (turn ids) heard in each clip's window, and what does not match one per clip."""
+
+    per_clip: list[list[int]]
+    split: list[int]
+    """Indices of clips heard as more than one utterance."""
+    merged: list[int]
+    """Turn ids of utterances that span more than one clip."""
+    missed: list[int]
+    """Indices of clips heard as no utterance."""
+
+
+def count_turns(
+    windows: list[tuple[float, float]], utterances: list[tuple[int, float, float | None]], tolerance_s: float = 0.25
+) -> TurnCount:
+    """Match utterances ``(turn_id, first_voiced_at, last_voiced_at or None)`` to clip windows
+    ``(start, end)`` (wall-clock seconds); an utterance belongs to every window it overlaps."""
+    per_clip: list[list[int]] = [[] for _ in windows]
+    merged = []
+    for turn_id, first, last in utterances:
+        end = first if last is None else last
+        hit = [i for i, (a, b) in enumerate(windows) if first <= b + tolerance_s and end >= a - tolerance_s]
+        for i in hit:
+            per_clip[i].append(turn_id)
+        if len(hit) > 1:
+            merged.append(turn_id)
+    split = [i for i, ids in enumerate(per_clip) if len(ids) > 1]
+    missed = [i for i, ids in enumerate(per_clip) if not ids]
+    return TurnCount(per_clip, split, merged, missed)
+
+
+def utterances(events: list[Any]) -> list[tuple[int, float, float | None]]:
+    """``(turn_id, first_voiced_at, last_voiced_at or None)`` of each ``SpeechStarted`` in ``events``."""
+    from edgevox.voice.events import SpeechEnded, SpeechStarted
+
+    ended = {e.turn_id: e.last_voiced_at for e in events if isinstance(e, SpeechEnded)}
+    return [(e.turn_id, e.first_voiced_at, ended.get(e.turn_id)) for e in events if isinstance(e, SpeechStarted)]
 
 
 class _Tap:
-    """Every event of one bus, for the bench's own waits (an observer on the publisher's thread)."""
+    """Every event of one app's bus, for the bench's own waits (an observer on the publisher's thread)."""
 
-    def __init__(self, bus: Any) -> None:
+    def __init__(self) -> None:
         self._events: list[Any] = []
         self._lock = threading.Lock()
-        bus.add_observer(self._record)
 
-    def _record(self, event: Any) -> None:
+    def record(self, event: Any) -> None:
         with self._lock:
             self._events.append(event)
 
     def seen(self, cls: type, **fields: Any) -> list[Any]:
         with self._lock:
-            return [
-                e for e in self._events if isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items())
-            ]
+            events = list(self._events)
+        return [e for e in events if isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items())]
 
 
-def _wait(predicate, timeout_s: float) -> bool:  # noqa: ANN001
+def _wait(predicate: Any, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
@@ -164,226 +385,423 @@ def _wait(predicate, timeout_s: float) -> bool:  # noqa: ANN001
     return predicate()
 
 
-def run_bench(args: argparse.Namespace) -> dict[str, Any]:
-    from edgevox.engines.audio_wav import NullOut
-    from edgevox.runtime.bus import EventBus
-    from edgevox.runtime.context import AgentContext
-    from edgevox.voice.chat_agent import ChatAgent
-    from edgevox.voice.chunker import ChunkerSettings
-    from edgevox.voice.defaults import load_default_engines
-    from edgevox.voice.events import Chunk, FirstAudio, Interrupted, Stopped, TranscriptEvent, TurnDone
-    from edgevox.voice.latency import LatencyObserver, summarize
-    from edgevox.voice.loop import VoiceLoop, VoiceSettings
-    from edgevox.voice.segmenter import SegmenterSettings
+# --- the run ------------------------------------------------------------------------------------
 
-    t0 = time.perf_counter()
-    engines = load_default_engines()
-    load_s = time.perf_counter() - t0
-    agent = ChatAgent(engines.llm, max_tokens=args.max_tokens)
-    agent.warmup()
-    engines.stt.transcribe(np.zeros(16000, dtype=np.float32))  # first call builds Whisper's buffers
-    for _ in engines.tts.synthesize("Okay."):
-        pass
-    speech_dir = Path(args.speech_dir)
-    clips = load_clips(Path(args.manifest) if args.manifest else None, speech_dir, engines.tts, args.clips)
-    if not clips:
-        raise ConfigError(f"bench latency: no clips with a transcript in {args.manifest or speech_dir}")
 
-    # One bus per loop: turn ids restart at 1 in every VoiceLoop.
-    bus = EventBus("bench-latency")
-    observer = LatencyObserver().attach(bus)
-    tap = _Tap(bus)
-    seen = tap.seen
-    stop_bus = EventBus("bench-latency-stop")
-    stop_observer = LatencyObserver().attach(stop_bus)
-    stop_seen = _Tap(stop_bus).seen
+def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The bench plays the microphone and the speaker; the tuning options override the config."""
+    out: dict[str, Any] = {"audio.input.source": "device", "audio.input.file": None, "audio.output.sink": "device"}
+    for option, key in (
+        ("end_silence_ms", "endpointing.end_silence_ms"),
+        ("pause_ms", "endpointing.pause_ms"),
+        ("speculative", "voice.speculative_stt"),
+        ("tts_priority_ms", "voice.tts_priority_ms"),
+        ("first_fragment_words", "voice.first_fragment_words"),
+    ):
+        if getattr(args, option, None) is not None:
+            out[key] = getattr(args, option)
+    return out
 
-    defaults = VoiceSettings()
-    chunker = ChunkerSettings()
-    if args.first_fragment_words is not None:
-        chunker = ChunkerSettings(first_fragment_max_words=args.first_fragment_words)
-    segmenter = SegmenterSettings(
-        end_silence_ms=args.end_silence_ms,
-        pause_ms=args.pause_ms if args.pause_ms is not None else SegmenterSettings().pause_ms,
-    )
-    speculative = defaults.speculative_stt if args.speculative is None else args.speculative
-    tts_priority_ms = defaults.tts_priority_ms if args.tts_priority_ms is None else args.tts_priority_ms
 
-    def make_loop(bus: Any, echo_guard: str, loop_agent: Any = agent) -> tuple[VoiceLoop, LiveMic]:
-        settings = VoiceSettings(
-            segmenter=segmenter,
-            chunker=chunker,
-            echo_guard=echo_guard,
-            speculative_stt=speculative,
-            tts_priority_ms=tts_priority_ms,
+class _Bench:
+    """Builds the apps (the first loads the models; later ones share its engines) and runs the parts."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from edgevox.config import load_config
+
+        self.args = args
+        self.overrides = config_overrides(args)
+        self.config = load_config(args.config, overrides=self.overrides)
+        self.engines: Any = None
+        self.load_s = 0.0
+        self.clean = True
+
+    def build(self, **extra: Any) -> tuple[Any, LiveMic, _Tap, Any]:
+        from edgevox.app import App, Engines
+        from edgevox.config import build as wiring
+        from edgevox.config import load_config
+        from edgevox.engines.audio_wav import NullOut
+        from edgevox.voice.latency import LatencyObserver
+
+        config = load_config(self.args.config, overrides={**self.overrides, **extra}) if extra else self.config
+        mic = LiveMic(config.audio.sample_rate_hz, config.audio.input.block_ms)
+        if self.engines is None:
+            t0 = time.perf_counter()
+            # The voice is made by App.build's own factory; only its rate is needed first, for the output.
+            tts = wiring.make_tts(config.tts)
+            given = Engines(tts=tts)
+        else:
+            given = Engines(stt=self.engines.stt, llm=self.engines.llm, tts=self.engines.tts, vad=self.engines.vad)
+        given.audio_in = mic
+        given.audio_out = NullOut(
+            sample_rate_hz=given.tts.sample_rate_hz, realtime=True, block_ms=config.audio.output.block_ms
         )
-        mic = LiveMic()
-        out = NullOut(sample_rate_hz=engines.tts.sample_rate_hz, realtime=True)
-        return VoiceLoop(bus, engines.vad, engines.stt, loop_agent, engines.tts, mic, out, settings), mic
+        app = App.build(config, engines=given)
+        if self.engines is None:
+            self.engines = app.engines
+            self.load_s = time.perf_counter() - t0
+            app.engines.stt.transcribe(np.zeros(SAMPLE_RATE_HZ, dtype=np.float32))  # builds Whisper's buffers
+            for _ in app.engines.tts.synthesize("Okay."):
+                pass
+        tap = _Tap()
+        app.add_observer(tap.record)
+        observer = LatencyObserver().attach(app.bus)
+        return app, mic, tap, observer
 
-    transcripts: list[tuple[str, str]] = []
-    plain_turns: set[int] = set()
-    stop_to_done: list[float] = []
-    stop_trials: list[str] = []
-    """Per stop trial: how the talking turn ended ("stopped" is what is measured)."""
-    # Plain turns and barge-in: echo guard off (the null output has no acoustic path back to
-    # the microphone), so speech over the reply interrupts it.
-    loop, mic = make_loop(bus, "off")
-    loop.start()
-    try:
-        # 1. Plain turns: one utterance, wait for the whole reply to play.
-        for expected, audio in clips:
-            before = len(seen(TurnDone))
-            mic.play(audio)
-            _wait(lambda b=before: len(seen(TurnDone)) > b, 60)
-            heard = seen(TranscriptEvent)
-            transcripts.append((expected, heard[-1].text if heard else ""))
-            plain_turns.update(e.turn_id for e in seen(TurnDone)[before:])
-            loop.wait_idle(30)
-        # 2. Barge-in: speak again while the reply plays.
-        for _expected, audio in clips[: args.barge_ins]:
-            before = len(seen(FirstAudio))
-            loop.submit_text("Tell me a long story about a robot.")
-            if _wait(lambda b=before: len(seen(FirstAudio)) > b, 30):
-                mic.play(audio)
-                _wait(lambda: mic.finished.is_set(), 30)
-            loop.wait_idle(60)
-    finally:
-        report = loop.stop(10)
-    # 3. Safety stop: say "stop" while the reply plays, on a half-duplex loop (the default echo
-    # guard), where speech over the reply is only checked for stop phrases. With barge-in on,
-    # the speech onset would already have interrupted the turn and the stop path would have
-    # nothing left to cancel.
-    # Its own agent, with a one-exchange memory and a new topic per trial: with a longer
-    # history SmolLM2 answers a repeated request briefly, and the reply ends before "stop".
-    stop_agent = ChatAgent(engines.llm, max_tokens=args.max_tokens, max_history_turns=1)
-    stop_loop, stop_mic = make_loop(stop_bus, "half_duplex", stop_agent)
-    stop_loop.start()
-    try:
-        stop_audio = stop_clip(speech_dir, engines.tts)
+    def stop(self, app: Any) -> None:
+        self.clean = app.stop(timeout_s=10.0) and self.clean
+
+    def settle(self, app: Any, tap: _Tap, playback: Playback, timeout_s: float = 90.0) -> bool:
+        """Wait until the clip has been played, its utterances ended and their replies played,
+        then for the echo tail (speech right after a reply would count as echo)."""
+        from edgevox.voice.events import SpeechEnded, SpeechStarted
+
+        config = app.config
+        deadline = time.monotonic() + timeout_s
+        if not playback.done.wait(timeout_s):
+            return False
+        quiet_s = (config.endpointing.end_silence_ms + 200) / 1000
+
+        def utterances_ended() -> bool:
+            started = {e.turn_id for e in tap.seen(SpeechStarted)}
+            return time.time() >= playback.ended_at + quiet_s and started <= {e.turn_id for e in tap.seen(SpeechEnded)}
+
+        ok = _wait(utterances_ended, deadline - time.monotonic())
+        ok = app.wait_idle(max(0.1, deadline - time.monotonic())) and ok
+        gap_end = time.monotonic() + (config.voice.echo_tail_ms + 200) / 1000
+        _wait(lambda: time.monotonic() >= gap_end, 5)
+        return app.wait_idle(max(0.1, deadline - time.monotonic())) and ok
+
+    def measure(self, clips: list[Clip], condition: str, busy: int, built: Any = None) -> dict[str, Any]:
+        """One pass over the clips and the naive baseline, on a fresh app (or ``built``, from
+        :meth:`build`), with ``busy`` processes."""
+        from edgevox.app import VoiceAgent
+        from edgevox.voice.events import Chunk, SpeechEnded, TranscriptEvent, TurnStarted
+        from edgevox.voice.latency import summarize
+
+        app, mic, tap, observer = built or self.build()
+        config = app.config
+        app.start()
+        windows: list[tuple[float, float]] = []
+        stuck: list[str] = []
+        naive: list[float] = []
+        try:
+            with BusyLoad(busy) as load:
+                for clip in clips:
+                    playback = mic.play(clip.audio)
+                    if not self.settle(app, tap, playback):
+                        stuck.append(clip.name)
+                    windows.append((playback.started_at, playback.ended_at))
+                # Naive baseline, same clips, same load: each stage to completion.
+                agent = VoiceAgent(app.agent)
+                ctx = app.runtime.pool.make_ctx(session_id="bench-naive", agent_name=config.main_agent)
+                end_silence_s = config.endpointing.end_silence_ms / 1000
+                for clip in clips:
+                    t = time.perf_counter()
+                    text = app.engines.stt.transcribe(clip.audio).text
+                    reply = "".join(agent.stream(text, ctx))
+                    for _ in app.engines.tts.synthesize(reply or "Okay."):
+                        pass  # the whole speech must exist before the first sample can play
+                    naive.append(end_silence_s + time.perf_counter() - t)
+                pids = load.pids
+        finally:
+            self.stop(app)
+        count = count_turns(windows, utterances(tap.seen(object)))
+        heard = {t for ids in count.per_clip for t in ids}
+        ignored = {e.turn_id for e in tap.seen(SpeechEnded) if e.ignored and e.turn_id in heard}
+        turns = {e.turn_id for e in tap.seen(TurnStarted) if e.turn_id in heard}
+        """Utterances that became turns (not empty, not a stop phrase, not ignored as echo)."""
+        transcripts = {e.turn_id: e for e in tap.seen(TranscriptEvent) if e.turn_id in heard}
+        summary = observer.summary(turn_ids=turns)
+        for key in ("barge_in_audio_stop", "stop_cancel"):
+            summary.pop(key, None)
+        summary["stt_compute"] = summarize([e.stt_s for t, e in transcripts.items() if t in turns])
+        summary["naive_baseline"] = summarize(naive)
+        loop_p50 = summary["speech_end->first_audio"].get("p50")
+        first_chunks = {e.turn_id: e.text for e in tap.seen(Chunk) if e.index == 0}
+        trace = []
+        for turn in observer.turns():
+            if turn.turn_id in turns and "speech_end" in turn.marks:
+                origin = turn.marks["speech_end"]
+                trace.append(
+                    {
+                        "turn_id": turn.turn_id,
+                        "ms_after_speech_end": {k: round((v - origin) * 1000) for k, v in turn.marks.items()},
+                        "speculative_stt": bool(
+                            transcripts.get(turn.turn_id) and transcripts[turn.turn_id].speculative
+                        ),
+                        "first_chunk": first_chunks.get(turn.turn_id, ""),
+                    }
+                )
+        singles = [i for i, c in enumerate(clips) if c.group != "pause"]
+        pauses = [i for i, c in enumerate(clips) if c.group == "pause"]
+        return {
+            "condition": condition,
+            "busy_processes": busy,
+            "busy_pids": pids,
+            "summary": summary,
+            "ratio_naive_over_loop_p50": summary["naive_baseline"]["p50"] / loop_p50 if loop_p50 else None,
+            "utterances": len(heard),
+            "turns": len(turns),
+            "echo_ignored": len(ignored),
+            "clips": len(singles),
+            "pause_cases": len(pauses),
+            "split": [clips[i].name for i in count.split if i in singles],
+            "merged": len([t for t in count.merged if any(t in count.per_clip[i] for i in singles)]),
+            "missed": [clips[i].name for i in count.missed if i in singles],
+            "pause_split": [clips[i].name for i in count.split if i in pauses],
+            "pause_merged": len([t for t in count.merged if any(t in count.per_clip[i] for i in pauses)]),
+            "stuck": stuck,
+            "speculative_transcripts": sum(1 for t, e in transcripts.items() if e.speculative and t in turns),
+            "heard": [
+                {
+                    "said": c.text,
+                    "heard": " | ".join(
+                        transcripts[t].text + (" (ignored as echo)" if t in ignored else "")
+                        for t in ids
+                        if t in transcripts
+                    ),
+                    "utterances": len(ids),
+                }
+                for c, ids in zip(clips, count.per_clip, strict=True)
+            ],
+            "trace": trace,
+        }
+
+    def barge_ins(self, clips: list[Clip], trials: int) -> dict[str, Any]:
+        """Speech over the reply, on the config with the echo guard off (so speech may barge in)."""
+        from edgevox.voice.events import FirstAudio
+
+        if trials == 0 or not clips:
+            return {"n": 0}
+        app, mic, tap, observer = self.build(**{"voice.echo_guard": "off", "voice.barge_in": True})
+        app.start()
+        try:
+            for trial in range(trials):
+                clip = clips[trial % len(clips)]
+                before = len(tap.seen(FirstAudio))
+                app.submit_text("Tell me a long story about a robot.")
+                if _wait(lambda b=before: len(tap.seen(FirstAudio)) > b, 60):
+                    self.settle(app, tap, mic.play(clip.audio))
+                app.wait_idle(60)
+        finally:
+            self.stop(app)
+        return observer.summary()["barge_in_audio_stop"]
+
+    def stops(self, stop_audio: np.ndarray, trials: int) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        """ "Stop" spoken during a long reply, with the config's own echo guard."""
+        from edgevox.voice.events import FirstAudio, Stopped, TranscriptEvent, TurnDone
+        from edgevox.voice.latency import summarize
+
+        if trials == 0:
+            return {"n": 0}, {"n": 0}, []
+        app, mic, tap, observer = self.build()
+        app.start()
+        to_done: list[float] = []
+        ended_as: list[str] = []
         topics = ("a robot", "the sea", "a city on Mars", "a lost cat", "a forest")
-        for trial in range(args.stops):
-            before = len(stop_seen(FirstAudio))
-            turn_id = stop_loop.submit_text(f"Tell me a long story about {topics[trial % len(topics)]}.")
-            if _wait(lambda b=before: len(stop_seen(FirstAudio)) > b, 30):
-                n_stops = len(stop_seen(Stopped))
-                stop_mic.play(stop_audio)
-                if _wait(lambda n=n_stops: len(stop_seen(Stopped)) > n, 30):
-                    _wait(lambda t=turn_id: bool(stop_seen(TurnDone, turn_id=t)), 10)
-                    done = stop_seen(TurnDone, turn_id=turn_id, status="stopped")
-                    heard = [e for e in stop_seen(TranscriptEvent) if e.stop_phrase]
+        try:
+            for trial in range(trials):
+                before = len(tap.seen(FirstAudio))
+                turn_id = app.submit_text(f"Tell me a long story about {topics[trial % len(topics)]}.")
+                if not _wait(lambda b=before: len(tap.seen(FirstAudio)) > b, 60):
+                    ended_as.append("no reply audio")
+                    app.wait_idle(60)
+                    continue
+                n_stops = len(tap.seen(Stopped))
+                mic.play(stop_audio)
+                if _wait(lambda n=n_stops: len(tap.seen(Stopped)) > n, 30):
+                    _wait(lambda t=turn_id: bool(tap.seen(TurnDone, turn_id=t)), 10)
+                    done = tap.seen(TurnDone, turn_id=turn_id, status="stopped")
+                    heard = [e for e in tap.seen(TranscriptEvent) if e.stop_phrase]
                     if done and heard:
-                        stop_to_done.append(done[0].timestamp - heard[-1].timestamp)
-                    ended = stop_seen(TurnDone, turn_id=turn_id)
-                    stop_trials.append(ended[0].status if ended else "turn still running")
+                        to_done.append(done[0].timestamp - heard[-1].timestamp)
+                    ended = tap.seen(TurnDone, turn_id=turn_id)
+                    ended_as.append(ended[0].status if ended else "turn still running")
                 else:
-                    stop_trials.append("no stop heard: " + repr([e.text for e in stop_seen(TranscriptEvent)][-1:]))
-            else:
-                stop_trials.append("no reply audio")
-            stop_loop.wait_idle(30)
-    finally:
-        stop_report = stop_loop.stop(10)
-        bus.close()
-        stop_bus.close()
+                    texts = [e.text for e in tap.seen(TranscriptEvent)][-1:]
+                    ended_as.append("no stop heard: " + repr(texts))
+                app.wait_idle(60)
+        finally:
+            self.stop(app)
+        return observer.summary()["stop_cancel"], summarize(to_done), ended_as
 
-    # 4. Naive baseline on the same clips: endpointing, then each stage to completion.
-    naive: list[float] = []
-    end_silence_s = args.end_silence_ms / 1000
-    for _expected, audio in clips:
-        t = time.perf_counter()
-        text = engines.stt.transcribe(audio).text
-        reply = "".join(agent.stream(text, AgentContext(session_id="naive-baseline")))
-        for _ in engines.tts.synthesize(reply or "Okay."):
-            pass  # the whole speech must exist before the first sample can play
-        naive.append(end_silence_s + time.perf_counter() - t)
 
-    summary = observer.summary(turn_ids=plain_turns)
-    summary["stop_cancel"] = stop_observer.summary()["stop_cancel"]
-    summary["stop_transcript->turn_done"] = summarize(stop_to_done)
-    plain_transcripts = [e for e in seen(TranscriptEvent) if e.turn_id in plain_turns]
-    summary["stt_compute"] = summarize([e.stt_s for e in plain_transcripts])
-    summary["naive_baseline"] = summarize(naive)
-    loop_p50 = summary["speech_end->first_audio"].get("p50")
-    first_chunks = {e.turn_id: e.text for e in seen(Chunk) if e.index == 0}
-    trace = []
-    for turn in observer.turns():
-        if turn.turn_id not in plain_turns or "speech_end" not in turn.marks:
-            continue
-        origin = turn.marks["speech_end"]
-        trace.append(
-            {
-                "turn_id": turn.turn_id,
-                "ms_after_speech_end": {k: round((v - origin) * 1000) for k, v in turn.marks.items()},
-                "speculative_stt": any(e.speculative for e in plain_transcripts if e.turn_id == turn.turn_id),
-                "first_chunk": first_chunks.get(turn.turn_id, ""),
-            }
-        )
+def run_bench(args: argparse.Namespace) -> dict[str, Any]:
+    from edgevox.voice.stopwords import StopPhraseMatcher
+
+    bench = _Bench(args)
+    config = bench.config
+    matcher = StopPhraseMatcher(config.safety.stop_phrases or ("stop",))
+
+    def is_stop(text: str) -> bool:
+        return matcher.match(text) is not None
+
+    manifest = Path(args.manifest) if args.manifest else DEFAULT_MANIFEST
+    if args.manifest and not manifest.is_file():
+        raise ConfigError(f"bench latency: manifest {manifest}: no such file")
+    clips: list[Clip] = []
+    if manifest.is_file():
+        from edgevox.config.build import make_vad
+
+        # A VAD of its own (the config's kind) cuts the pause cases' words; the app's is untouched.
+        vad = make_vad(config.vad, config.audio.sample_rate_hz) if args.pauses else None
+        clips = load_clips(manifest, args.clips, args.pauses, is_stop, vad)
+    busy = args.load or (os.cpu_count() or 1)
+    conditions = (
+        [("idle", 0), ("loaded", busy)] if args.compare_load else [("loaded" if args.load else "idle", args.load)]
+    )
+    passes = []
+    stop_cancel: dict[str, Any] = {"n": 0}
+    stop_to_done: dict[str, Any] = {"n": 0}
+    stop_trials: list[str] = []
+    barge: dict[str, Any] = {"n": 0}
+    trial_pids: list[int] = []
+    if not clips and manifest.is_file():
+        raise ConfigError(f"bench latency: {manifest}: no usable clips (see --help for the groups used)")
+    for n, (condition, processes) in enumerate(conditions):
+        built = None
+        if not clips:  # no manifest: say a few sentences with the app's own voice
+            built = bench.build()
+            clips = synthesized_clips(bench.engines.tts, args.clips)
+        passes.append(bench.measure(clips, condition, processes, built))
+        if n == 0 and (args.barge_ins or args.stops):
+            with BusyLoad(processes) as load:
+                trial_pids = load.pids
+                barge = bench.barge_ins([c for c in clips if c.group != "pause"], args.barge_ins)
+                if args.stops:
+                    audio = stop_clip(manifest, is_stop) if manifest.is_file() else None
+                    if audio is None:
+                        audio = synthesized_stop(bench.engines.tts)
+                    stop_cancel, stop_to_done, stop_trials = bench.stops(audio, args.stops)
+    idle = next((p for p in passes if p["condition"] == "idle"), None)
+    loaded = next((p for p in passes if p["condition"] == "loaded"), None)
+    ratio = None
+    if idle and loaded:
+        a = idle["summary"]["speech_end->first_audio"].get("p50")
+        b = loaded["summary"]["speech_end->first_audio"].get("p50")
+        ratio = b / a if a and b else None
     return {
-        "clips": len(clips),
-        "load_s": load_s,
-        "summary": summary,
-        "ratio_naive_over_loop_p50": (summary["naive_baseline"]["p50"] / loop_p50) if loop_p50 else None,
+        "config": str(args.config),
+        "app": config.name,
+        "manifest": str(manifest) if manifest.is_file() else None,
+        "clips": [{"name": c.name, "said": c.text, "group": c.group} for c in clips],
+        "load_s": bench.load_s,
+        "passes": passes,
+        "loaded_over_idle_p50": ratio,
+        "barge_in_audio_stop": barge,
+        "stop_cancel": stop_cancel,
+        "stop_transcript->turn_done": stop_to_done,
+        "stop_trials": stop_trials,
+        "trial_busy_pids": trial_pids,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "load_average_1min": os.getloadavg()[0],
         "cpu_count": os.cpu_count(),
-        "transcripts": transcripts,
-        "speculative_transcripts": sum(1 for e in plain_transcripts if e.speculative),
-        "trace": trace,
-        "barge_ins": len(seen(Interrupted)),
-        "stop_trials": stop_trials,
-        "clean_stop": report.clean and stop_report.clean,
+        "clean_stop": bench.clean,
         "settings": {
-            "end_silence_ms": segmenter.end_silence_ms,
-            "pause_ms": segmenter.pause_ms,
-            "speculative_stt": speculative,
-            "tts_priority_ms": tts_priority_ms,
-            "first_fragment_words": chunker.first_fragment_max_words,
+            "end_silence_ms": config.endpointing.end_silence_ms,
+            "pause_ms": config.endpointing.pause_ms,
+            "speculative_stt": config.voice.speculative_stt,
+            "tts_priority_ms": config.voice.tts_priority_ms,
+            "first_fragment_words": config.voice.first_fragment_words,
+            "echo_guard": config.voice.echo_guard,
+            "llm.max_tokens": config.llm.max_tokens,
         },
     }
 
 
-def _print(result: dict[str, Any]) -> None:
-    targets = {"speech_end->first_audio": 0.8, "barge_in_audio_stop": 0.15, "stop_cancel": 0.1}
-    print(
-        f"clips: {result['clips']}   models loaded in {result['load_s']:.1f} s   peak RSS {result['peak_rss_mb']:.0f} MB"
-        f"   CPUs {result['cpu_count']}, load average {result['load_average_1min']:.1f} (other work skews timings)"
+def synthesized_stop(tts: Any) -> np.ndarray:
+    from edgevox.engines.resample import resample
+
+    return resample(np.concatenate(list(tts.synthesize("Stop!"))), tts.sample_rate_hz, SAMPLE_RATE_HZ)
+
+
+# --- printing -----------------------------------------------------------------------------------
+
+
+def _row(name: str, stats: dict[str, Any], note: str = "") -> str:
+    if not stats.get("n"):
+        return f"{name:28s} {0:3d}"
+    return (
+        f"{name:28s} {stats['n']:3d} {stats['p50'] * 1000:8.0f} {stats['p95'] * 1000:8.0f} "
+        f"{stats['max'] * 1000:8.0f}  {note}".rstrip()
     )
-    print(f"{'measure':34s} {'n':>3s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s}  target")
-    for name, stats in result["summary"].items():
-        if not stats.get("n"):
-            print(f"{name:34s} {0:3d}")
-            continue
-        target = targets.get(name)
-        verdict = ""
-        if target is not None:
-            verdict = f"<= {target * 1000:.0f} ms: {'ok' if stats['p50'] <= target else 'MISSED'}"
-        print(
-            f"{name:34s} {stats['n']:3d} {stats['p50'] * 1000:8.0f} {stats['p95'] * 1000:8.0f} "
-            f"{stats['max'] * 1000:8.0f}  {verdict}"
-        )
-    print(f"speculative transcripts: {result['speculative_transcripts']} of {len(result['transcripts'])} turns")
-    print("stop trials, how the talking turn ended: " + (", ".join(result["stop_trials"]) or "none"))
-    ratio = result["ratio_naive_over_loop_p50"]
-    if ratio:
-        print(f"naive baseline / streaming loop (p50): {ratio:.2f}x")
-    for expected, heard in result["transcripts"]:
-        print(f"  said {expected!r:40s} heard {heard!r}")
-    print("settings: " + ", ".join(f"{k}={v}" for k, v in result["settings"].items()))
-    if result.get("trace_requested"):
+
+
+def _verdict(stats: dict[str, Any], targets: dict[str, float]) -> str:
+    if not stats.get("n"):
+        return ""
+    parts = [f"{k} <= {v * 1000:.0f} ms {'ok' if stats[k] <= v else 'MISSED'}" for k, v in targets.items()]
+    return "target: " + ", ".join(parts)
+
+
+def _print_pass(p: dict[str, Any], trace: bool) -> None:
+    busy = f"{p['busy_processes']} busy processes" if p["busy_processes"] else "no busy processes"
+    print(f"\n{p['condition'].upper()} ({busy})")
+    print(f"{'measure':28s} {'n':>3s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s}")
+    targets = TARGETS_S[p["condition"]]
+    for name, stats in p["summary"].items():
+        print(_row(name, stats, _verdict(stats, targets) if name == "speech_end->first_audio" else ""))
+    ratio = p["ratio_naive_over_loop_p50"]
+    print(f"naive baseline / loop (p50): {ratio:.2f}x" if ratio else "naive baseline / loop: no loop figure")
+    print(
+        f"{p['utterances']} utterances heard for {p['clips']} clips + {p['pause_cases']} pause cases, "
+        f"{p['turns']} turns, {p['echo_ignored']} ignored as echo (spoken during a reply)"
+    )
+    print(
+        f"clips split {len(p['split'])}, merged {p['merged']}, missed {len(p['missed'])}; "
+        f"pause cases split {len(p['pause_split'])} of {p['pause_cases']}, merged {p['pause_merged']}"
+    )
+    for what in ("split", "missed", "pause_split", "stuck"):
+        if p[what]:
+            print(f"  {what.replace('_', ' ')}: " + ", ".join(p[what]))
+    print(f"speculative transcripts: {p['speculative_transcripts']} of {p['turns']} turns")
+    if trace:
+        for h in p["heard"]:
+            print(
+                f"  said {h['said']!r:42s} heard {h['heard']!r}"
+                + (f" ({h['utterances']} utterances)" if h["utterances"] != 1 else "")
+            )
         print("per turn, ms after the last voiced frame:")
-        for row in result["trace"]:
+        for row in p["trace"]:
             marks = " ".join(f"{k}={v}" for k, v in row["ms_after_speech_end"].items() if k != "speech_end")
             spec = " (speculative STT)" if row["speculative_stt"] else ""
             print(f"  turn {row['turn_id']:3d}: {marks}{spec}  first chunk {row['first_chunk']!r}")
 
 
+def _print(result: dict[str, Any], trace: bool) -> None:
+    groups = {}
+    for c in result["clips"]:
+        groups[c["group"]] = groups.get(c["group"], 0) + 1
+    print(
+        f"config {result['config']} ({result['app']}): "
+        + ", ".join(f"{n} {g}" for g, n in groups.items())
+        + f"; models loaded in {result['load_s']:.1f} s; peak RSS {result['peak_rss_mb']:.0f} MB"
+    )
+    print(
+        f"CPUs {result['cpu_count']}, load average {result['load_average_1min']:.1f} (other work skews timings; "
+        "compare ratios taken in one run)"
+    )
+    for p in result["passes"]:
+        _print_pass(p, trace)
+    if result["loaded_over_idle_p50"]:
+        print(f"\nloaded / idle (p50 speech_end->first_audio): {result['loaded_over_idle_p50']:.2f}x")
+    print(f"\nTRIALS (under the first condition: {result['passes'][0]['condition']})")
+    for name in ("barge_in_audio_stop", "stop_cancel", "stop_transcript->turn_done"):
+        target = TRIAL_TARGETS_S.get(name)
+        print(_row(name, result[name], _verdict(result[name], {"p50": target}) if target else ""))
+    print("stop trials, how the talking turn ended: " + (", ".join(result["stop_trials"]) or "none"))
+    print("settings: " + ", ".join(f"{k}={v}" for k, v in result["settings"].items()))
+    if not result["clean_stop"]:
+        print("shutdown was not clean")
+
+
 def _run(args: argparse.Namespace) -> int:
     result = run_bench(args)
-    result["trace_requested"] = bool(args.trace)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        _print(result)
+        _print(result, bool(args.trace))
     return 0 if result["clean_stop"] else 1
 
 
@@ -391,40 +809,46 @@ def add_latency_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
     """Add ``latency`` to the ``edgevox bench`` sub-commands."""
     p = bench_subparsers.add_parser(
         "latency",
-        help="end-of-speech -> first audio latency of the voice loop on the default models",
+        help="end-of-speech -> first audio latency of the application built from a config",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
-    p.add_argument("manifest", nargs="?", help="TSV with columns file, transcript (default: built-in command clips)")
-    p.add_argument("--clips", type=COUNT, default=6, help="use at most this many clips (0 = all)")
+    p.add_argument(
+        "manifest",
+        nargs="?",
+        help=f"TSV with columns file, duration_s, transcript, category (default {DEFAULT_MANIFEST})",
+    )
+    p.add_argument(
+        "--config", default="default", help="config file or builtin name to build the app from (default: default)"
+    )
+    p.add_argument("--clips", type=COUNT, default=30, help="clips from the manifest (0 = every usable one; default 30)")
+    p.add_argument(
+        "--pauses",
+        type=whole(high=len(PAUSE_CASES)),
+        default=3,
+        help="digit strings with 400-500 ms pauses (default 3)",
+    )
     p.add_argument("--barge-ins", type=COUNT, default=3, help="barge-in trials")
     p.add_argument("--stops", type=COUNT, default=3, help="safety-stop trials")
+    p.add_argument("--load", type=whole(high=1024), default=0, help="busy-loop processes during the measured part")
     p.add_argument(
-        "--end-silence-ms", type=COUNT, default=300, help="endpointing silence (counts in the latency; default 300)"
+        "--compare-load",
+        action="store_true",
+        help="measure idle, then with --load processes (default: one per CPU), and print the ratio",
     )
     p.add_argument(
-        "--pause-ms", type=COUNT, default=None, help="silence before speculative STT starts (default: the segmenter's)"
+        "--end-silence-ms", type=whole(low=1, high=60_000), default=None, help="override endpointing.end_silence_ms"
+    )
+    p.add_argument("--pause-ms", type=whole(high=60_000), default=None, help="override endpointing.pause_ms")
+    p.add_argument(
+        "--speculative", action=argparse.BooleanOptionalAction, default=None, help="override voice.speculative_stt"
+    )
+    p.add_argument("--tts-priority-ms", type=whole(high=60_000), default=None, help="override voice.tts_priority_ms")
+    p.add_argument(
+        "--first-fragment-words", type=whole(high=1000), default=None, help="override voice.first_fragment_words"
     )
     p.add_argument(
-        "--speculative",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="speculative STT at pauses (default: on, as in VoiceSettings)",
+        "--trace", action="store_true", help="also print what each clip was heard as, and every turn's marks"
     )
-    p.add_argument(
-        "--tts-priority-ms",
-        type=COUNT,
-        default=None,
-        help="pause the LLM while TTS runs with less than this much audio buffered (0 = off; default: VoiceSettings)",
-    )
-    p.add_argument(
-        "--first-fragment-words",
-        type=COUNT,
-        default=None,
-        help="chunker: force the first fragment after N words (0 = off; default: ChunkerSettings)",
-    )
-    p.add_argument("--trace", action="store_true", help="also print every plain turn's marks")
-    p.add_argument("--max-tokens", type=COUNT, default=60, help="reply length limit")
-    p.add_argument("--speech-dir", default=str(DEFAULT_SPEECH_DIR), help="folder of the built-in clips")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=_run)
     return p
