@@ -431,7 +431,8 @@ class _Bench:
             tts = wiring.make_tts(config.tts)
             given = Engines(tts=tts)
         else:
-            given = Engines(stt=self.engines.stt, llm=self.engines.llm, tts=self.engines.tts, vad=self.engines.vad)
+            # The heavy engines are shared; the VAD is not (Silero carries its stream state along).
+            given = Engines(stt=self.engines.stt, llm=self.engines.llm, tts=self.engines.tts)
         given.audio_in = mic
         given.audio_out = NullOut(
             sample_rate_hz=given.tts.sample_rate_hz, realtime=True, block_ms=config.audio.output.block_ms
@@ -550,6 +551,7 @@ class _Bench:
             "merged": len([t for t in count.merged if any(t in count.per_clip[i] for i in singles)]),
             "missed": [clips[i].name for i in count.missed if i in singles],
             "pause_split": [clips[i].name for i in count.split if i in pauses],
+            "pause_missed": [clips[i].name for i in count.missed if i in pauses],
             "pause_merged": len([t for t in count.merged if any(t in count.per_clip[i] for i in pauses)]),
             "stuck": stuck,
             "speculative_transcripts": sum(1 for t, e in transcripts.items() if e.speculative and t in turns),
@@ -750,9 +752,10 @@ def _print_pass(p: dict[str, Any], trace: bool) -> None:
     )
     print(
         f"clips split {len(p['split'])}, merged {p['merged']}, missed {len(p['missed'])}; "
-        f"pause cases split {len(p['pause_split'])} of {p['pause_cases']}, merged {p['pause_merged']}"
+        f"pause cases split {len(p['pause_split'])} of {p['pause_cases']}, merged {p['pause_merged']}, "
+        f"missed {len(p['pause_missed'])}"
     )
-    for what in ("split", "missed", "pause_split", "stuck"):
+    for what in ("split", "missed", "pause_split", "pause_missed", "stuck"):
         if p[what]:
             print(f"  {what.replace('_', ' ')}: " + ", ".join(p[what]))
     print(f"speculative transcripts: {p['speculative_transcripts']} of {p['turns']} turns")
