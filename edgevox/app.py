@@ -219,6 +219,7 @@ class App:
             pre_roll_ms=ep.pre_roll_ms,
             min_speech_ms=ep.min_speech_ms,
             end_silence_ms=ep.end_silence_ms,
+            hold_silence_ms=ep.hold_silence_ms if config.voice.speculative_stt else 0,
             max_utterance_s=ep.max_utterance_s,
             pause_ms=ep.pause_ms,
         )

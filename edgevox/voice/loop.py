@@ -67,6 +67,7 @@ stop and restart the input with back-off, and publish ``reopened`` (or
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 import time
@@ -90,6 +91,7 @@ from edgevox.runtime.limits import wait_s
 from edgevox.runtime.speculation import DISCARD_REASON, Speculation
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.echo import ECHO_GUARD_MODES, rms
+from edgevox.voice.endpoint import ends_mid_phrase
 from edgevox.voice.events import (
     AudioDevice,
     Chunk,
@@ -110,6 +112,7 @@ from edgevox.voice.segmenter import (
     Segmenter,
     SegmenterSettings,
     SegmentPause,
+    SegmentResume,
     SegmentStart,
 )
 from edgevox.voice.speaker import Speaker, TurnAudio
@@ -301,6 +304,9 @@ class VoiceLoop:
         self._root: CancelToken | None = None
         self.speaker = Speaker(tts, audio_out, self._publish, session_id=self.session_id, on_error=self._report_error)
         self.device_reopens = 0
+        self._segmenter: Segmenter | None = None
+        self._capture_turn_id = 0
+        """The utterance being captured (0: none); hints for other utterances are stale."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -493,8 +499,12 @@ class VoiceLoop:
     def _capture_worker(self) -> None:
         """Capture thread: read blocks, VAD, segment; barge in; reopen a lost device."""
         seg_settings = self.settings.segmenter
+        if not self.settings.speculative_stt:
+            # Nothing transcribes the pauses, so no hint ever shortens the hold: no adaptive endpoint.
+            seg_settings = dataclasses.replace(seg_settings, hold_silence_ms=0)
         rate = self.vad.sample_rate_hz
         segmenter = Segmenter(seg_settings, rate)
+        self._segmenter = segmenter
         splitter = FrameSplitter(segmenter.frame_samples, rate)
         resampler = Resampler(self.audio_in.sample_rate_hz, rate) if self.audio_in.sample_rate_hz != rate else None
         last_audio = time.monotonic()
@@ -515,17 +525,13 @@ class VoiceLoop:
             except AudioDeviceError as exc:
                 if not self._reopen(exc):
                     return
-                segmenter.reset()
-                splitter.reset()
-                self._drop_speculation()
+                self._reset_capture(segmenter, splitter)
                 last_audio = time.monotonic()
                 continue
             except Exception as exc:  # noqa: BLE001 - any read failure is a lost device
                 if not self._reopen(exc):
                     return
-                segmenter.reset()
-                splitter.reset()
-                self._drop_speculation()
+                self._reset_capture(segmenter, splitter)
                 last_audio = time.monotonic()
                 continue
             now_mono = time.monotonic()
@@ -534,9 +540,7 @@ class VoiceLoop:
                 if stall is not None and now_mono - last_audio > stall:
                     if not self._reopen(AudioDeviceError(f"no audio from the input for {stall:.1f} s")):
                         return
-                    segmenter.reset()
-                    splitter.reset()
-                    self._drop_speculation()
+                    self._reset_capture(segmenter, splitter)
                     last_audio = time.monotonic()
                 continue
             last_audio = now_mono
@@ -555,6 +559,7 @@ class VoiceLoop:
                 event = segmenter.process(frame, voiced, frame_end)
                 if isinstance(event, SegmentStart):
                     utt_turn_id = next(self._ids)
+                    self._capture_turn_id = utt_turn_id
                     utt_echo = echo and guard == "half_duplex"
                     self._publish(
                         SpeechStarted(
@@ -569,8 +574,21 @@ class VoiceLoop:
                 elif isinstance(event, SegmentPause):
                     if self.settings.speculative_stt:
                         self._speculate(utt_turn_id, event, utt_echo)
+                elif isinstance(event, SegmentResume):
+                    self.discard_speculation(utt_turn_id)  # the user went on: the guess is stale
                 elif isinstance(event, SegmentEnd):
+                    self._capture_turn_id = 0
                     self._end_utterance(utt_turn_id, event, utt_echo)
+
+    def _reset_capture(self, segmenter: Segmenter, splitter: FrameSplitter) -> None:
+        """After a device reopen: forget the utterance in progress and the VAD's stream state."""
+        segmenter.reset()
+        splitter.reset()
+        reset_vad = getattr(self.vad, "reset", None)  # optional: stateful VADs (Silero) have one
+        if callable(reset_vad):
+            reset_vad()
+        self._capture_turn_id = 0
+        self._drop_speculation()
 
     def _speculate(self, turn_id: int, pause: SegmentPause, echo: bool) -> None:
         """Capture thread: offer the audio so far for speculative STT (replaces an older offer)."""
@@ -709,6 +727,11 @@ class VoiceLoop:
                 else:
                     with self._cond:
                         self._spec_result = _Speculation(utt.turn_id, utt.audio.shape[0], vocabulary, text, stt_s)
+                    segmenter = self._segmenter
+                    if segmenter is not None and utt.turn_id == self._capture_turn_id:
+                        # Adaptive endpoint: a complete request ends after end_silence_ms, one
+                        # that stops mid-phrase ("turn left and") is held for hold_silence_ms.
+                        segmenter.hint(utt.audio.shape[0], not ends_mid_phrase(text))
                     self._start_speculative_turn(utt, text)
             except Exception as exc:  # noqa: BLE001 - one bad utterance must not stop listening
                 self._report_error("stt", exc)

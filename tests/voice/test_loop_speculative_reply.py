@@ -15,7 +15,16 @@ from edgevox.agents.llm_agent import LLMAgent
 from edgevox.app import VoiceAgent
 from edgevox.examples.home_robot import SimulatedRobot, build_home_robot_agent
 from edgevox.testing import FakeAudioIn, FakeSTT, ScriptedLLM
-from edgevox.voice.events import Chunk, SpeculativeReply, Stopped, Token, TranscriptEvent, TurnDone, TurnStarted
+from edgevox.voice.events import (
+    Chunk,
+    SpeculativeReply,
+    SpeechEnded,
+    Stopped,
+    Token,
+    TranscriptEvent,
+    TurnDone,
+    TurnStarted,
+)
 from edgevox.voice.segmenter import SegmenterSettings
 
 from .test_loop import make_loop, start
@@ -184,3 +193,45 @@ def test_speculative_replies_can_be_turned_off(bus, recorder, loops):
     mic.feed(np.concatenate([PAUSE, silence(0.5)]))
     assert recorder.wait_for(TurnDone).status == "completed"
     assert loop.speculative_turns["started"] == 0
+
+
+# --- adaptive endpoint: the pause's transcript decides how long the loop waits ------------------
+
+
+@pytest.mark.parametrize(
+    ("heard", "utterances"),
+    [("what time is it?", 2), ("set a timer for five", 1), ("turn left and", 1)],
+)
+def test_a_request_that_stops_mid_phrase_is_held_open_and_a_complete_one_ends_early(
+    bus, recorder, loops, heard, utterances
+):
+    adaptive = SegmenterSettings(
+        frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=300, hold_silence_ms=800, pause_ms=100
+    )
+    stt = FakeSTT(lambda audio: heard)
+    mic = FakeAudioIn()
+    agent = VoiceAgent(LLMAgent("chat", llm=ScriptedLLM(default="Okay.")))
+    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=adaptive, agent=agent)
+    start(loops, loop)
+    mic.feed(PAUSE)
+    recorder.wait_for(SpeculativeReply, state="started")  # the hint is given before the guess starts
+    # 460 ms of silence in all (past end_silence_ms, short of hold_silence_ms), then more speech.
+    mic.feed(np.concatenate([silence(0.3), tone(0.5), silence(1.0)]))
+    mic.close()
+    assert loop.wait_input_done(10)
+    assert len(recorder.of(SpeechEnded)) == utterances
+
+
+def test_without_speculative_stt_the_hold_never_applies(bus, recorder, loops):
+    adaptive = SegmenterSettings(
+        frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=300, hold_silence_ms=800, pause_ms=100
+    )
+    mic = FakeAudioIn()
+    loop, _ = make_loop(
+        bus, stt=FakeSTT(lambda a: "turn left and"), audio_in=mic, segmenter=adaptive, speculative_stt=False
+    )
+    start(loops, loop)
+    mic.feed(np.concatenate([tone(0.5), silence(0.46), tone(0.5), silence(1.0)]))
+    mic.close()
+    assert loop.wait_input_done(10)
+    assert len(recorder.of(SpeechEnded)) == 2  # ended after end_silence_ms, as with no adaptive endpoint
