@@ -2,7 +2,9 @@
 
 ``edgevox eval stt MANIFEST.tsv`` transcribes every clip of a manifest with the real
 STT engine, twice (without and with vocabulary biasing), and prints word error rate
-per category after :func:`edgevox.voice.textnorm.normalize`.
+per category after :func:`edgevox.voice.textnorm.normalize`, with the compute time per
+clip (p50/p95) of each pass and the encoder window policy used (``--min-window-s 30``
+measures faster-whisper's full 30 s path for comparison).
 
 The vocabulary comes from ``--vocab-file`` / ``--vocab``, else the generic robot
 command list shipped in ``edgevox/data/vocabulary.txt``. It is never derived from the
@@ -25,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from edgevox.cli.args import whole
+from edgevox.cli.args import number, whole
 from edgevox.errors import ConfigError
 
 # --- evaluation registry ----------------------------------------------------------------------
@@ -125,6 +127,15 @@ class SttEvalResult:
     plain: dict[str, CategoryScore] = field(default_factory=dict)
     biased: dict[str, CategoryScore] = field(default_factory=dict)
     seconds_per_clip: float = 0.0
+    compute_s: dict[str, list[float]] = field(default_factory=dict)
+    """Seconds of transcription per clip, per pass (``plain``, ``biased``)."""
+
+    def compute_percentile_s(self, label: str, q: float) -> float:
+        """The ``q`` quantile (0..1) of the per-clip compute time of pass ``label``."""
+        times = sorted(self.compute_s.get(label, ()))
+        if not times:
+            return 0.0
+        return times[min(len(times) - 1, int(round(q * (len(times) - 1))))]
 
 
 def evaluate_stt(clips: Sequence[Clip], stt: Any, vocabulary: Sequence[str]) -> SttEvalResult:
@@ -142,7 +153,9 @@ def evaluate_stt(clips: Sequence[Clip], stt: Any, vocabulary: Sequence[str]) -> 
         for label, vocab, table in (("plain", (), result.plain), ("biased", vocabulary, result.biased)):
             start = time.perf_counter()
             hyp = stt.transcribe(audio, vocabulary=vocab).text
-            elapsed += time.perf_counter() - start
+            took = time.perf_counter() - start
+            elapsed += took
+            result.compute_s.setdefault(label, []).append(took)
             errs = word_errors(clip.transcript, hyp)
             row[label] = hyp
             row[f"{label}_errors"] = errs.errors
@@ -173,6 +186,18 @@ def register_stt(eval_sub: Any) -> None:
     p.add_argument("--bias", choices=("prompt", "hotwords"), default="prompt", help="how the vocabulary biases Whisper")
     p.add_argument("--beam-size", type=whole(low=1, high=32), default=1)
     p.add_argument("--threads", type=whole(low=1, high=256), default=2, help="CPU threads for the STT engine")
+    p.add_argument(
+        "--min-window-s",
+        type=number(low=0, high=30, inclusive_low=True),
+        default=10.0,
+        help="shortest encoder window in seconds (default 10; 30 = faster-whisper's full 30 s path)",
+    )
+    p.add_argument(
+        "--window-pad-s",
+        type=number(low=0, high=29, inclusive_low=True),
+        default=3.0,
+        help="seconds of padding after the audio in the encoder window (default 3)",
+    )
     p.add_argument("--show", action="store_true", help="print every clip's transcripts")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     p.set_defaults(func=_run_stt)
@@ -204,7 +229,15 @@ def _run_stt(args: argparse.Namespace) -> int:
         vocabulary = parse_vocabulary(default_vocabulary_text())
     if args.vocab:
         vocabulary += parse_vocabulary(args.vocab)
-    stt = FasterWhisperSTT(args.model, cpu_threads=args.threads, beam_size=args.beam_size, bias=args.bias)
+    stt = FasterWhisperSTT(
+        args.model,
+        cpu_threads=args.threads,
+        beam_size=args.beam_size,
+        bias=args.bias,
+        min_window_s=args.min_window_s,
+        window_pad_s=args.window_pad_s,
+    )
+    args.window_policy = f"{stt.window_policy} ({stt.device}, {stt.compute_type})"
     result = evaluate_stt(clips, stt, vocabulary)
     if args.json:
         print(json.dumps(_as_json(result, args, len(vocabulary)), indent=2))
@@ -245,6 +278,12 @@ def _print_table(result: SttEvalResult, args: argparse.Namespace, vocab_size: in
             f"{plain.hallucinated_clips}/{biased.hallucinated_clips}",
         )
     console.print(table)
+    console.print(f"STT window: {args.window_policy}")
+    for label in ("plain", "biased"):
+        console.print(
+            f"compute per clip ({label}): p50 {1000 * result.compute_percentile_s(label, 0.5):.0f} ms, "
+            f"p95 {1000 * result.compute_percentile_s(label, 0.95):.0f} ms"
+        )
     console.print(f"mean transcription time: {1000 * result.seconds_per_clip:.0f} ms per clip")
 
 
@@ -267,7 +306,12 @@ def _as_json(result: SttEvalResult, args: argparse.Namespace, vocab_size: int) -
         "vocabulary_size": vocab_size,
         "plain": scores(result.plain),
         "biased": scores(result.biased),
+        "window": args.window_policy,
         "seconds_per_clip": result.seconds_per_clip,
+        "compute_s": {
+            label: {"p50": result.compute_percentile_s(label, 0.5), "p95": result.compute_percentile_s(label, 0.95)}
+            for label in result.compute_s
+        },
         "rows": result.rows,
     }
 

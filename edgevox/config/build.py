@@ -105,6 +105,10 @@ def make_stt(cfg: STTConfig) -> Any:
         language=cfg.language,
         bias=cfg.bias,
         no_speech_threshold=cfg.no_speech_threshold,
+        device=cfg.device,
+        compute_type=cfg.compute_type,
+        min_window_s=cfg.min_window_s,
+        window_pad_s=cfg.window_pad_s,
         **cfg.options,
     )
 

@@ -86,6 +86,22 @@ class STTConfig(Section):
     no_speech_threshold: Annotated[StrictFloat, Field(ge=0, le=1)] = Field(
         0.6, description="Segments more likely than this to be non-speech (and with low confidence) are dropped."
     )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="Where Whisper runs: `auto` uses CUDA when CTranslate2 sees a CUDA device, else the CPU; `cuda` fails at startup when it sees none.",
+    )
+    compute_type: StrictStr = Field(
+        "auto",
+        description="CTranslate2 compute type (`int8`, `int8_float16`, `float16`, `float32`...); `auto` is int8 on the CPU, float16 on CUDA.",
+    )
+    min_window_s: Annotated[StrictFloat, Field(ge=0, le=30)] = Field(
+        10.0,
+        description="Shortest Whisper encoder window, in seconds; the window is max(utterance + window_pad_s, min_window_s). 30 = always Whisper's full 30 s window (faster-whisper's own decoding, slower).",
+    )
+    window_pad_s: Annotated[StrictFloat, Field(ge=0, le=29)] = Field(
+        3.0,
+        description="Seconds of padding after the utterance in the encoder window (less loses or repeats the last words); utterances longer than 30 - window_pad_s use the full 30 s window.",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description="Extra keyword arguments for a custom engine factory."
     )
