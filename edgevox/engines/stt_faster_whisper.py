@@ -4,12 +4,18 @@ Short window: Whisper was trained on 30 s windows and faster-whisper always pads
 log-Mel features to 30 s, so a 1 s command cost as much as a 25 s sentence (~0.4-0.7 s
 with tiny.en on 2 cores). CTranslate2's encoder takes shorter inputs, so by default the
 features are padded only to ``max(duration + window_pad_s, min_window_s)`` and decoded
-with one ``generate`` call. Without the padding margin the decoder loses the last word
+with ``generate`` calls of our own. Without the padding margin the decoder loses the last word
 or repeats itself; decoding *with* timestamps lets us drop text the model puts after
-the end of the audio, where it tends to invent or repeat. Measured on ../shared/speech
-(78 clips, tiny.en, 2 cores): 131-213 ms per clip instead of 385-504 ms, WER 7.1 %
-instead of 8.0 %. Utterances longer than ``30 - window_pad_s`` (and ``min_window_s``
->= 30 or ``None``) take faster-whisper's own 30 s path, which also seeks through audio
+the end of the audio, where it tends to invent or repeat. Measured with
+``edgevox eval stt`` on ../shared/speech (78 clips, tiny.en, 2 busy shared cores):
+compute p50/p95 406/858 ms unbiased and 613/1328 ms biased, against 1466/2074 and
+1544/2272 ms on the 30 s path; WER 7.9 % / 7.7 % (unbiased / biased) against
+7.9 % / 7.5 %. With the vocabulary prompt a short window loops ("back, back, back" up
+to the token limit; seen with the 53-word and 20-word lists, a sentence-form prompt,
+without timestamps and with a repetition penalty), so a biased pass that repeats or
+runs out of tokens is decoded again unbiased, and repeats left are collapsed.
+Utterances longer than ``30 - window_pad_s`` (and all of them when ``min_window_s`` is
+``None`` or >= 30) take faster-whisper's own 30 s path, which also seeks through audio
 longer than 30 s. Rejected: running faster-whisper with ``chunk_length`` < 30, which
 re-pads the audio and reconfigures the shared feature extractor on every call.
 
@@ -21,9 +27,11 @@ different position in the prompt). Both are plain text, so only a few dozen word
 fit usefully; the vocabulary is truncated to ``max_vocabulary_words``.
 
 List echo: with the vocabulary given as a comma-separated list, Whisper sometimes
-continues the list instead of transcribing ("two" -> "turn, turn,"). When a prompt
-was given, a word or two repeated with commas is collapsed to one and trailing commas
-dropped (:func:`collapse_list_echo`). Measured on ../shared/speech (78 clips, default
+continues the list instead of transcribing ("two" -> "turn, turn,"), and in a short
+window it repeats whole phrases ("What time is it? What time is it?"). A phrase of up
+to 8 words repeated after a comma or sentence end is collapsed to one and trailing
+commas dropped (:func:`collapse_list_echo`), on every transcript; a command said twice
+on purpose comes out once. Measured on ../shared/speech (30 s path, 78 clips, default
 vocabulary): biased errors 48 -> 44 of 571 words, command words 10 -> 7 of 20; the
 same list without commas or with a "Commands:" label did worse or no better.
 
