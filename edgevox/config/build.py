@@ -121,7 +121,15 @@ def make_llm(cfg: LLMConfig) -> Any:
         raise _unknown_engine("llm.engine", cfg.engine, ["llama-cpp"])
     from edgevox.engines.llm_llama_cpp import LlamaCppLLM
 
-    return LlamaCppLLM(cfg.model, n_ctx=cfg.context_tokens, n_threads=cfg.threads, seed=cfg.seed, **cfg.options)
+    return LlamaCppLLM(
+        cfg.model,
+        n_ctx=cfg.context_tokens,
+        n_threads=cfg.threads,
+        n_threads_batch=cfg.batch_threads,
+        n_gpu_layers=cfg.gpu_layers,
+        seed=cfg.seed,
+        **cfg.options,
+    )
 
 
 def make_tts(cfg: TTSConfig) -> Any:
@@ -132,7 +140,14 @@ def make_tts(cfg: TTSConfig) -> Any:
         raise _unknown_engine("tts.engine", cfg.engine, ["piper"])
     from edgevox.engines.tts_piper import PiperTTS
 
-    return PiperTTS(cfg.voice, length_scale=cfg.length_scale, speaker_id=cfg.speaker_id, **cfg.options)
+    return PiperTTS(
+        cfg.voice,
+        length_scale=cfg.length_scale,
+        speaker_id=cfg.speaker_id,
+        num_threads=cfg.threads,
+        device=cfg.device,
+        **cfg.options,
+    )
 
 
 def make_vad(cfg: VADConfig, sample_rate_hz: int) -> Any:

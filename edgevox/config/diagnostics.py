@@ -184,6 +184,18 @@ def _short(err: dict[str, Any]) -> str:
     return str(err["msg"]).replace("Input should be", "must be")
 
 
+def _either(literal: dict[str, Any], errs: list[dict[str, Any]], value: Any) -> str:
+    """A keyword-or-number union (``threads: auto | int >= 1``) as one phrase:
+    ``expected 'auto' or an integer, got a boolean`` / ``must be 'auto' or >= 1``."""
+    words = str((literal.get("ctx") or {}).get("expected", ""))
+    others = [e for e in errs if e is not literal]
+    kinds = [_EXPECTED[e["type"]] for e in others if e["type"] in _EXPECTED]
+    if kinds:
+        return f"expected {words} or {' or '.join(dict.fromkeys(kinds))}, got {_type_name(value)}"
+    limits = " or ".join(dict.fromkeys(_short(e).removeprefix("must be ") for e in others))
+    return f"must be {words} or {limits}"
+
+
 def format_error(exc: ValidationError, *, source: str, data: Any, nodes: NodeIndex, root: type[BaseModel]) -> str:
     """One line for ``exc``: ``source:line: key path: problem``."""
     errors = exc.errors(include_url=False)
@@ -232,9 +244,55 @@ def _one(
     shown = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
     if len(shown) > 60:
         shown = shown[:57] + "..."
+    literal = next((e for e in errs if e["type"] == "literal_error"), None)
+    if literal is not None and len(errs) > 1:
+        return f"{where}: {dotted(path)} = {shown}: {_either(literal, errs, value)}"
     allowed = " or ".join(dict.fromkeys(_short(e) for e in errs))
     if err["type"] in _EXPECTED:
         allowed += f", got {_type_name(value)}"
     if err["type"] == "value_error":
         return f"{where}: {dotted(path)}: {allowed}"
     return f"{where}: {dotted(path)} = {shown}: {allowed}"
+
+
+# --- devices, for ``edgevox check`` ------------------------------------------------------------
+
+
+def engine_devices(config: Any) -> list[tuple[str, str, str]]:
+    """``(what, status, detail)`` per builtin LLM/TTS engine of ``config`` (an AppConfig): the
+    device and threads its ``auto`` values resolve to here, e.g. ``("LLM smollm2-135m", "ok",
+    "cpu, 1 decode / 1 batch threads")``, or ``"fail"`` and the one-line fix when a GPU is asked
+    for that the installed libraries cannot use. Imports llama_cpp/onnxruntime, loads no model.
+    The loaded engines say the same through their ``describe()`` (and log it at startup)."""
+    from edgevox.engines import device
+    from edgevox.engines._util import require
+    from edgevox.errors import EdgeVoxError
+
+    out: list[tuple[str, str, str]] = []
+
+    def llm() -> str:
+        from edgevox.engines.llm_llama_cpp import select_device
+
+        lc = require("llama_cpp", package="llama-cpp-python", extra="llm", purpose="the LLM engine")
+        cfg = config.llm
+        backend, layers, decode, batch = select_device(lc, cfg.gpu_layers, cfg.threads, cfg.batch_threads)
+        where = "cpu" if backend is None else f"{backend} ({'all' if layers < 0 else layers} layers)"
+        return f"{where}, {decode} decode / {batch} batch threads"
+
+    def tts() -> str:
+        ort = require("onnxruntime", package="onnxruntime", extra="tts", purpose="speech synthesis")
+        cfg = config.tts
+        where, _ = device.onnx_providers(cfg.device, device.onnx_providers_available(ort))
+        return where if where != "cpu" else f"cpu, {device.onnx_threads(cfg.threads)} threads"
+
+    roles = [("LLM", config.llm, config.llm.model, "llama-cpp", llm)]
+    if config.audio.output.sink != "none":
+        roles.append(("TTS", config.tts, config.tts.voice, "piper", tts))
+    for role, section, model, builtin, describe in roles:
+        if section.engine != builtin:
+            continue  # a custom engine chooses its own device
+        try:
+            out.append((f"{role} {model}", "ok", describe()))
+        except EdgeVoxError as exc:
+            out.append((f"{role} {model}", "fail", str(exc)))
+    return out

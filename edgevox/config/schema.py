@@ -120,7 +120,18 @@ class LLMConfig(Section):
     context_tokens: Tokens = Field(2048, description="Context window in tokens.")
     max_tokens: Tokens = Field(256, description="Maximum tokens generated per reply.")
     temperature: Temperature = Field(0.2, description="Sampling temperature; 0 is deterministic.")
-    threads: Threads = Field(2, description="CPU threads used for generation.")
+    threads: Literal["auto"] | Threads = Field(
+        "auto",
+        description="CPU threads for decoding (one token at a time). `auto`: one fewer than the usable cores (at least 1; half the cores from 8). On 2 cores with other work running, 1 thread decoded 31-47 tokens/s and 2 threads 2-20 (llama.cpp's OpenMP threads spin waiting for each other); idle, 2 threads give 58 against 45.",
+    )
+    batch_threads: Literal["auto"] | Threads = Field(
+        "auto",
+        description="CPU threads for evaluating the prompt (prefill, before the first token). `auto`: as `threads` below 8 cores, else all usable cores but one. On 2 cores with other work running, 2 prefill threads made the first token 1.7-45x later than 1 (four measurements).",
+    )
+    gpu_layers: Literal["auto"] | Annotated[StrictInt, Field(ge=-1, le=100_000)] = Field(
+        "auto",
+        description="Model layers offloaded to the GPU: -1 = all, 0 = CPU only. `auto`: all when the installed llama-cpp-python is a GPU (CUDA, Metal...) build, else 0; any value but 0 or `auto` with a CPU-only build is an error (see docs/engines.md, GPU builds).",
+    )
     seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] = Field(0, description="Random seed for sampling.")
     options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
 
@@ -147,6 +158,14 @@ class TTSConfig(Section):
     )
     length_scale: Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
         1.0, description="Speaking-rate factor: >1 is slower, <1 faster."
+    )
+    threads: Literal["auto"] | Threads = Field(
+        "auto",
+        description="CPU threads for one synthesis (onnxruntime intra-op threads, which sleep rather than spin when idle). `auto`: 2, or 1 on a single core.",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="Where Piper runs: `auto` uses CUDA when onnxruntime offers its CUDA provider (the `onnxruntime-gpu` package), else the CPU; `cuda` fails at startup without it.",
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
 

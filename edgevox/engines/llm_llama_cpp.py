@@ -1,4 +1,4 @@
-"""LLM adapter over llama-cpp-python (GGUF models on the CPU).
+"""LLM adapter over llama-cpp-python (GGUF models on the CPU, or a GPU with a GPU build).
 
 Streaming: :meth:`LlamaCppLLM.stream` runs ``create_chat_completion(stream=True)``
 with the chat template stored in the GGUF file and yields text pieces as they are
@@ -21,6 +21,30 @@ Cancellation: checked between tokens; on cancel the iterator ends (the underlyin
 generator is closed, so the KV cache keeps the tokens evaluated so far for the next
 prefix match).
 
+Threads and device: ``n_threads`` decodes (one token per step), ``n_threads_batch``
+evaluates the prompt; both ``"auto"`` by default, which is one fewer than the usable
+cores (at least 1; decode stops at half the cores from 8 up), rules in
+:mod:`edgevox.engines.device`. The pip wheel of llama.cpp is built with OpenMP, whose
+workers spin at every barrier: a thread that loses its core stalls the others for a
+time slice, so a thread count equal to the core count is fast only on an idle machine.
+Measured on 2 cores, SmolLM2-135M, median of 3 interleaved rounds x 3 turns, one script
+run (``/tmp/dev11/bench.py``; other sessions' work used ~1.5 cores throughout, so
+"shared" is contended, "+1 busy" adds one busy-loop process)::
+
+    decode/batch  shared: first token  tok/s  300-token prefill | +1 busy: first  tok/s  prefill
+    1/1                     168 ms     31.2     4.0 s           |          129 ms  47.1   4.2 s
+    1/2                    3086 ms     29.6     7.4 s           |         5785 ms  22.2  10.9 s
+    2/1                     160 ms     16.0     2.8 s           |          249 ms  12.1   3.5 s
+    2/2                     219 ms     19.7     6.0 s           |         2061 ms   1.9  11.1 s
+
+A second run (1/1, 1/2, 2/2) agreed: 1/2 took 2.6 s to the first token and 12.5 s for
+the prefill against 0.2 s and 3.8 s for 1/1; 2/2 decoded 3 tok/s against 27. On an idle
+2-core machine 2/2 is faster (58 against 45 tok/s, first token 85 against 94 ms), which
+is the gain auto gives up to stay fast when the STT, TTS or a ROS node takes a core.
+``n_gpu_layers`` (``"auto"``: all layers when the build can offload, else 0; a count on
+a CPU-only build is a :class:`ModelError`), and :attr:`LlamaCppLLM.device` and
+:meth:`LlamaCppLLM.describe` say where it runs (logged at INFO when the model loads).
+
 Threading: one inference at a time. :meth:`stream` takes the engine's lock when
 iteration starts and releases it when the iterator ends or is closed, so callers
 must exhaust or ``close()`` the iterator (``for`` loops and ``contextlib.closing``
@@ -29,18 +53,22 @@ do). :meth:`complete`, :meth:`count_tokens` and :meth:`warmup` take the same loc
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from edgevox.engines import device
 from edgevox.engines._util import require
 from edgevox.errors import EngineError, ModelError
 
 if TYPE_CHECKING:
     from edgevox.runtime.context import CancelToken
 
+
+_log = logging.getLogger(__name__)
 
 _ALWAYS_FITS_CTX = 4096
 """Context windows up to this size are accepted without reading the model's metadata."""
@@ -61,6 +89,28 @@ def _check_context(llama_cpp: Any, path: Path, n_ctx: int) -> None:
         )
 
 
+def select_device(
+    llama_cpp: Any, gpu_layers: int | str, threads: int | str, batch_threads: int | str
+) -> tuple[str | None, int, int, int]:
+    """``(gpu backend or None, n_gpu_layers, n_threads, n_threads_batch)`` with ``"auto"`` resolved
+    (rules in :mod:`edgevox.engines.device`). Raises :class:`ModelError` when GPU layers are
+    asked of a llama.cpp built without GPU support."""
+    backend = device.llama_gpu_backend(llama_cpp)
+    layers = device.llm_gpu_layers(gpu_layers, offload_supported=backend is not None)
+    decode, batch = device.llm_threads(threads, batch_threads)
+    return (backend if layers else None), layers, decode, batch
+
+
+def _device_name(backend: str | None, layers: int, llama: Any) -> str:
+    if not backend or not layers:
+        return "cpu"
+    meta = getattr(llama, "metadata", None) or {}
+    total = next((int(v) for k, v in meta.items() if k.endswith(".block_count") and str(v).isdigit()), 0)
+    if layers < 0 or (total and layers > total):
+        return f"{backend} (all {total} layers)" if total else f"{backend} (all layers)"
+    return f"{backend} ({layers} of {total} layers)" if total else f"{backend} ({layers} layers)"
+
+
 class LlamaCppLLM:
     """A chat LLM from a GGUF file. ``model``: a model reference (see :func:`edgevox.models.resolve`)."""
 
@@ -69,7 +119,9 @@ class LlamaCppLLM:
         model: str | Path = "smollm2-135m",
         *,
         n_ctx: int = 2048,
-        n_threads: int = 2,
+        n_threads: int | str = "auto",
+        n_threads_batch: int | str = "auto",
+        n_gpu_layers: int | str = "auto",
         seed: int = 0,
         ram_cache_bytes: int = 0,
         max_grammar_cache: int = 32,
@@ -77,6 +129,9 @@ class LlamaCppLLM:
         llama_cpp = require("llama_cpp", package="llama-cpp-python", extra="llm", purpose="the LLM engine")
         from edgevox.models import resolve
 
+        backend, n_gpu_layers, n_threads, n_threads_batch = select_device(
+            llama_cpp, n_gpu_layers, n_threads, n_threads_batch
+        )
         self.model_path = resolve(model)
         if n_ctx > _ALWAYS_FITS_CTX:
             _check_context(llama_cpp, self.model_path, n_ctx)
@@ -92,7 +147,8 @@ class LlamaCppLLM:
                 model_path=str(self.model_path),
                 n_ctx=n_ctx,
                 n_threads=n_threads,
-                n_threads_batch=n_threads,
+                n_threads_batch=n_threads_batch,
+                n_gpu_layers=n_gpu_layers,
                 seed=seed,
                 verbose=False,
             )
@@ -101,6 +157,15 @@ class LlamaCppLLM:
         if ram_cache_bytes > 0:
             self._llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=ram_cache_bytes))
         self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.n_threads_batch = n_threads_batch
+        self.device = _device_name(backend, n_gpu_layers, self._llama)
+        """Where the model runs: ``"cpu"``, or e.g. ``"cuda (all 30 layers)"``, ``"cuda (12 of 30 layers)"``."""
+        _log.info("LLM %s: %s", self.model_path.name, self.describe())
+
+    def describe(self) -> str:
+        """Device and threads in a few words, e.g. ``cpu, 1 decode / 2 batch threads``."""
+        return f"{self.device}, {self.n_threads} decode / {self.n_threads_batch} batch threads"
 
     # --- protocol -----------------------------------------------------------------------------
 

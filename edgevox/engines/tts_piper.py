@@ -6,14 +6,26 @@ float32 array per sentence at the voice's rate (22050 Hz for ``piper-joe-medium`
 The voice loop already feeds it one chunk (clause or sentence) at a time, so audio
 can start playing after the first chunk while later ones are synthesised.
 
-We build the ONNX session ourselves instead of ``PiperVoice.load`` to set the
-threading: ``num_threads`` intra-op threads (default 2: on a 2-core CPU the first
-chunk is synthesized ~30 % faster than with one) *without spin-waiting*
+We build the ONNX session ourselves instead of ``PiperVoice.load`` (piper-tts 1.8.0
+passes a default ``SessionOptions()`` and only a ``use_cuda`` flag, so its threads
+cannot be set) to set the threading: ``num_threads`` intra-op threads (``"auto"``: 2,
+1 on a single core; on an idle 2-core CPU the first chunk is synthesized ~30 % faster
+than with one) *without spin-waiting*
 (``spin=False``). onnxruntime's worker threads otherwise spin after every run and,
 measured with SmolLM2 generating at the same time, cut the LLM from ~45 to ~1
 token/s; without spinning two threads are still faster than one when alone, and
 the LLM keeps ~17 tokens/s while a chunk is synthesized. The voice loop also pauses
 the LLM while the first chunk is synthesized (``VoiceSettings.tts_priority_ms``).
+Under contention two threads did not lose to one (3.0 s of speech, 2 cores shared with
+other sessions' work, median of 3, same run as the LLM figures): 595 / 639 ms for 1 / 2
+threads shared, 1222 / 910 ms with one more busy core; a second run 476 / 487 and
+414 / 386 ms.
+
+Device: ``device="auto"`` uses onnxruntime's CUDA provider when it is offered (the
+``onnxruntime-gpu`` package), with the CPU provider behind it for operators CUDA
+lacks; ``"cuda"`` without it is a :class:`ModelError`. :attr:`PiperTTS.device` is what
+the session got (onnxruntime falls back to the CPU when CUDA cannot start), logged at
+INFO with the threads when the voice loads.
 
 Threading: ``synthesize`` may be called from any thread; a lock makes calls run one
 at a time (onnxruntime sessions are thread-safe, but two concurrent syntheses would
@@ -23,14 +35,34 @@ just split the same cores).
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from edgevox.engines._util import require
+from edgevox.engines.device import GPU_DOCS, onnx_providers, onnx_providers_available, onnx_threads
 from edgevox.errors import EngineError, ModelError
+
+_log = logging.getLogger(__name__)
+
+
+def _device_used(session: Any, wanted: str, asked: str) -> str:
+    """onnxruntime falls back to the CPU (with a warning on stderr) when the CUDA provider
+    is listed but cannot start (no CUDA runtime, no cuDNN); say so, and refuse when CUDA was
+    asked for by name."""
+    if wanted == "cpu" or "CUDAExecutionProvider" in session.get_providers():
+        return wanted
+    if asked == "cuda":
+        raise ModelError(
+            "tts.device = 'cuda', but onnxruntime could not start its CUDA provider (CUDA 12 and cuDNN 9 "
+            f"libraries missing or not on the library path?): see {GPU_DOCS}, or set tts.device: cpu"
+        )
+    _log.warning("TTS: onnxruntime lists CUDA but could not start it; synthesizing on the CPU")
+    return "cpu"
 
 
 class PiperTTS:
@@ -40,16 +72,17 @@ class PiperTTS:
         self,
         model: str | Path = "piper-joe-medium",
         *,
-        num_threads: int = 2,
+        num_threads: int | str = "auto",
+        device: str = "auto",
         spin: bool = False,
         length_scale: float | None = None,
         volume: float = 1.0,
         speaker_id: int | None = None,
     ) -> None:
-        if num_threads < 1:
-            raise ValueError(f"PiperTTS num_threads = {num_threads}: must be >= 1")
+        num_threads = onnx_threads(num_threads)
         piper = require("piper", package="piper-tts", extra="tts", purpose="speech synthesis")
         ort = require("onnxruntime", package="onnxruntime", extra="tts", purpose="speech synthesis")
+        wanted, providers = onnx_providers(device, onnx_providers_available(ort))
         from piper.config import PiperConfig, SynthesisConfig
 
         from edgevox.models import resolve
@@ -68,15 +101,21 @@ class PiperTTS:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         try:
-            session = ort.InferenceSession(
-                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = ort.InferenceSession(str(self.model_path), sess_options=options, providers=providers)
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             raise ModelError(f"cannot load the Piper voice {self.model_path}: {exc}") from exc
+        self.device = _device_used(session, wanted, device)
+        """Where the voice runs: ``"cpu"`` or ``"cuda"`` (what the session got, not what was asked)."""
+        self.num_threads = num_threads
         self._voice = piper.PiperVoice(session=session, config=config)
         self._syn_config = SynthesisConfig(speaker_id=speaker_id, length_scale=length_scale, volume=volume)
         self.sample_rate_hz = int(config.sample_rate)
         self._lock = threading.Lock()
+        _log.info("TTS %s: %s", self.model_path.name, self.describe())
+
+    def describe(self) -> str:
+        """Device and threads in a few words, e.g. ``cpu, 2 threads``."""
+        return self.device if self.device != "cpu" else f"cpu, {self.num_threads} threads"
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         """Yield float32 mono audio at :attr:`sample_rate_hz`, one array per sentence."""

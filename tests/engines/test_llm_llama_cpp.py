@@ -89,3 +89,31 @@ def test_count_tokens(llama_llm):
 
 def test_warmup_returns_seconds(llama_llm):
     assert llama_llm.warmup(SYSTEM) > 0
+
+
+def test_the_engine_says_where_it_runs_and_with_how_many_threads(llama_llm):
+    import llama_cpp
+
+    from edgevox.engines.device import llm_threads
+
+    batch = llm_threads()[1]
+    assert (llama_llm.n_threads, llama_llm.n_threads_batch) == (2, batch)  # the fixture asks for 2 decode threads
+    if llama_cpp.llama_supports_gpu_offload():
+        assert llama_llm.device.endswith("layers)")
+    else:
+        assert llama_llm.describe() == f"cpu, 2 decode / {batch} batch threads"
+
+
+def test_gpu_layers_on_the_installed_build_offload_or_fail_with_the_fix():
+    import llama_cpp
+
+    from edgevox.engines.llm_llama_cpp import LlamaCppLLM
+    from edgevox.errors import ModelError
+
+    if llama_cpp.llama_supports_gpu_offload():
+        llm = LlamaCppLLM("smollm2-135m", n_ctx=256, n_gpu_layers=4)
+        assert "(4 of 30 layers)" in llm.device
+        llm.close()
+    else:
+        with pytest.raises(ModelError, match="set llm.gpu_layers: 0"):
+            LlamaCppLLM("smollm2-135m", n_ctx=256, n_gpu_layers=4)

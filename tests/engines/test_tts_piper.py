@@ -22,3 +22,14 @@ def test_yields_one_chunk_per_sentence(piper_tts):
 
 def test_empty_text_yields_nothing(piper_tts):
     assert list(piper_tts.synthesize("   ")) == []
+
+
+def test_the_voice_says_where_it_runs():
+    import onnxruntime
+
+    from edgevox.engines.tts_piper import PiperTTS
+
+    tts = PiperTTS("piper-joe-medium", num_threads=1, device="cpu")
+    assert (tts.device, tts.describe()) == ("cpu", "cpu, 1 threads")
+    auto = PiperTTS("piper-joe-medium")
+    assert auto.device == ("cuda" if "CUDAExecutionProvider" in onnxruntime.get_available_providers() else "cpu")
