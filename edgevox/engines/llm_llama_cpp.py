@@ -27,9 +27,10 @@ cores (at least 1; decode stops at half the cores from 8 up), rules in
 :mod:`edgevox.engines.device`. The pip wheel of llama.cpp is built with OpenMP, whose
 workers spin at every barrier: a thread that loses its core stalls the others for a
 time slice, so a thread count equal to the core count is fast only on an idle machine.
-Measured on 2 cores, SmolLM2-135M, median of 3 interleaved rounds x 3 turns, one script
-run (``/tmp/dev11/bench.py``; other sessions' work used ~1.5 cores throughout, so
-"shared" is contended, "+1 busy" adds one busy-loop process)::
+Measured on 2 cores, SmolLM2-135M, median of 3 rounds x 3 turns, one script run (an
+engine per row loaded side by side, rows interleaved round by round; other sessions'
+work used ~1.5 cores throughout, so "shared" is contended; "+1 busy" adds one busy-loop
+process)::
 
     decode/batch  shared: first token  tok/s  300-token prefill | +1 busy: first  tok/s  prefill
     1/1                     168 ms     31.2     4.0 s           |          129 ms  47.1   4.2 s
