@@ -545,6 +545,10 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
             continue
         ref = section.voice if role == "TTS" else section.model
         _try(report, f"{role} model", lambda r=ref: f"{r} -> {models.resolve(r)}")
+    from edgevox.config.diagnostics import engine_devices
+
+    for what, status, detail in engine_devices(config):
+        report.add(f"{what} runs on", status, detail)
     if load_models:
         _try(report, "load LLM", lambda: type(wiring.make_llm(config.llm)).__name__ + " loaded")
         if not text_in:

@@ -285,7 +285,17 @@ def engine_devices(config: Any) -> list[tuple[str, str, str]]:
         where, _ = device.onnx_providers(cfg.device, device.onnx_providers_available(ort))
         return where if where != "cpu" else f"cpu, {device.onnx_threads(cfg.threads)} threads"
 
+    def stt() -> str:
+        from edgevox.engines.stt_faster_whisper import resolve_device
+
+        cfg = config.stt
+        where, compute_type = resolve_device(cfg.device, cfg.compute_type)
+        threads = f", {cfg.cpu_threads} threads" if where == "cpu" else ""
+        return f"{where} {compute_type}{threads}"
+
     roles = [("LLM", config.llm, config.llm.model, "llama-cpp", llm)]
+    if config.audio.input.source != "text":
+        roles.insert(0, ("STT", config.stt, config.stt.model, "faster-whisper", stt))
     if config.audio.output.sink != "none":
         roles.append(("TTS", config.tts, config.tts.voice, "piper", tts))
     for role, section, model, builtin, describe in roles:

@@ -34,6 +34,18 @@ def test_check_resolves_the_embedded_models_of_the_default_config(capsys):
     assert "whisper-tiny.en ->" in out and "smollm2-135m ->" in out and "piper-joe-medium ->" in out
     assert "cannot read WAV" in out  # the .py file given as --input is not a WAV: reported, not a traceback
     assert code == 1
+    # Where each engine runs, as its "auto" settings resolve on this machine (no GPU here).
+    assert "STT whisper-tiny.en runs on cpu int8" in out
+    assert "LLM smollm2-135m runs on cpu," in out and "decode" in out
+    assert "TTS piper-joe-medium runs on cpu," in out
+
+
+def test_check_says_in_one_line_when_a_gpu_is_asked_for_that_the_wheels_cannot_use(tmp_path, capsys):
+    config = tmp_path / "gpu.yaml"
+    config.write_text("name: gpu\nstt:\n  device: cuda\nagents:\n  assistant: {}\n", encoding="utf-8")
+    assert main(["check", str(config), "--input", __file__, "--output", str(tmp_path / "out.wav")]) == 1
+    out = capsys.readouterr().out
+    assert "stt.device = cuda, but CTranslate2" in out and "or set stt.device: cpu" in out
 
 
 def test_check_starts_an_enabled_zenoh_bridge_to_prove_it_can(tmp_path, capsys):

@@ -48,11 +48,14 @@ def test_a_value_out_of_range_names_the_value_and_the_limit():
 
 
 def test_a_boolean_is_not_accepted_as_a_number():
-    assert error_of("llm:\n  threads: true\n") == "robot.yaml:2: llm.threads = true: expected an integer, got a boolean"
+    assert error_of("llm:\n  seed: true\n") == "robot.yaml:2: llm.seed = true: expected an integer, got a boolean"
+    assert error_of("llm:\n  threads: true\n") == (
+        "robot.yaml:2: llm.threads = true: expected 'auto' or an integer, got a boolean"
+    )
 
 
 def test_a_string_is_not_silently_converted_to_an_integer():
-    assert "expected an integer, got a string" in error_of("llm:\n  threads: '3'\n")
+    assert "expected an integer, got a string" in error_of("llm:\n  seed: '3'\n")
 
 
 def test_a_choice_lists_the_allowed_values():
