@@ -40,7 +40,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from edgevox.agents.grammar import arguments_grammar, choice_grammar, tool_call_grammar
+from edgevox.agents.grammar import (
+    arguments_grammar,
+    arguments_schema,
+    choice_grammar,
+    schema_grammar,
+    tool_call_grammar,
+)
 from edgevox.agents.intent import analyze, answer_polarity
 from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_calls
 from edgevox.agents.resolver import SchemaResolver, tokenize
@@ -193,11 +199,45 @@ def _assistant(text: str) -> dict[str, Any]:
 
 
 class TwoStageDecoder:
-    """Tool name under a choice grammar, then arguments under that tool's grammar."""
+    """Tool name under a choice grammar, then arguments under that tool's grammar.
 
-    def __init__(self, *, name_max_tokens: int = 8, args_max_tokens: int = 64) -> None:
+    Latency (issue 11: the constrained decision took 2-12 s on 2 cores). On a CPU the
+    cost is prompt tokens the KV cache does not hold (llama.cpp keeps one sequence and
+    reuses only the longest common token prefix with the previous call) and decode
+    steps, not the grammar (its compile is cached and it adds a few ms per token). So:
+
+    - **The conversation is the prefix.** Both stages send the agent's own prompt
+      (system, history, the user's turn), with the menu of candidate tools appended to
+      the user's turn, and the argument question as a follow-up turn after the chosen
+      name. The system prompt and history are what the previous turn's reply left in
+      the KV cache, stage two extends stage one's prompt, and the reply after ``none``
+      re-reads only a few tokens. Rejected: a separate system prompt per stage (the old
+      layout: ~200 + ~140 tokens re-read on every decision, because each stage and the
+      reply evicted the others' prefix).
+    - **Stop at the first token that decides.** A name (or an enum value) is read with
+      ``max_tokens=1``: the grammar makes the first token a prefix of an option, and one
+      option that alone starts with it is the answer (prefill only, no decode step).
+      Only when several options share the prefix is the name decoded in full.
+    - **Only what is missing.** With ``fixed`` (the resolver's values), each missing
+      required argument is one small value decode; values already known are never
+      re-generated token by token as JSON. Without ``fixed`` the whole arguments object
+      is decoded under :func:`arguments_grammar`, capped at ``args_max_tokens``.
+    """
+
+    def __init__(
+        self,
+        *,
+        name_max_tokens: int = 8,
+        args_max_tokens: int = 64,
+        value_max_tokens: int = 16,
+        menu_chars: int = 64,
+        menu_examples: bool = False,
+    ) -> None:
+        self.menu_chars = menu_chars
+        self.menu_examples = menu_examples
         self.name_max_tokens = name_max_tokens
         self.args_max_tokens = args_max_tokens
+        self.value_max_tokens = value_max_tokens
 
     def decide(
         self,
@@ -209,20 +249,8 @@ class TwoStageDecoder:
     ) -> Decision:
         tools = [t for t in request.tools if candidates is None or t.name in candidates]
         names = [t.name for t in tools] + [NONE_CHOICE]
-        system = (
-            f"{request.instructions}\n"
-            "Choose the action that does what the user asks, or none if they are only talking "
-            "(greetings, questions, chat). Actions:\n"
-            f"{_tool_lines(tools)}\n- {NONE_CHOICE}: no action, answer in words"
-        ).strip()
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        for t in tools:
-            for utterance, _ in t.examples[:2]:
-                messages += [_user(utterance), _assistant(t.name)]
-        for utterance in request.reply_examples[:2]:
-            messages += [_user(utterance), _assistant(NONE_CHOICE)]
-        messages.append(_user(request.text))
-        raw_name = request.generate(messages, grammar=choice_grammar(names), max_tokens=self.name_max_tokens).strip()
+        messages = _with_menu(request, tools, self.menu_chars, self.menu_examples)
+        raw_name = _choose(request.generate, messages, names, self.name_max_tokens)
         if raw_name not in names or raw_name == NONE_CHOICE:
             return Decision(None, decided_by="llm", raw=raw_name)
         chosen = next(t for t in tools if t.name == raw_name)
@@ -231,22 +259,114 @@ class TwoStageDecoder:
         if not props or (fixed is not None and all(k in known for k in chosen.required)):
             # Nothing the model must fill: what the resolver found plus declared defaults.
             return Decision(ToolCall(chosen.name, dict(known)), decided_by="llm", raw=raw_name)
-        args_system = (
-            f"Fill in the arguments of {chosen.name} ({chosen.description}) as JSON. "
-            f"Schema: {json.dumps(chosen.parameters.get('properties', {}))}"
-        )
-        amsgs: list[dict[str, Any]] = [{"role": "system", "content": args_system}]
-        for utterance, args in chosen.examples[:3]:
-            if args is not None:
-                amsgs += [_user(utterance), _assistant(json.dumps(args))]
-        amsgs.append(_user(request.text))
-        grammar = arguments_grammar(chosen, fixed=known, string_choices=(string_choices or {}).get(chosen.name))
+        choices = (string_choices or {}).get(chosen.name)
+        if fixed is not None:
+            args, raw_args = self._missing_values(request, messages, chosen, known, choices)
+            return Decision(ToolCall(chosen.name, args), decided_by="llm", raw=f"{raw_name} {raw_args}")
+        examples = "; ".join(
+            f"{u!r} -> {json.dumps(a)}" for u, a in chosen.examples[:2] if a is not None
+        )  # fmt: skip
+        ask = f"The arguments of {chosen.name} as JSON" + (f" (for example {examples})" if examples else "") + "."
+        amsgs = [*messages, _assistant(chosen.name), _user(ask)]
+        grammar = arguments_grammar(chosen, fixed=known, string_choices=choices)
         raw_args = request.generate(amsgs, grammar=grammar, max_tokens=self.args_max_tokens)
         try:
             args = json.loads(raw_args)
         except json.JSONDecodeError:
             args = dict(known)  # cut off (max_tokens/cancel): validation will name what is missing
         return Decision(ToolCall(chosen.name, args), decided_by="llm", raw=f"{raw_name} {raw_args}")
+
+    def _missing_values(
+        self,
+        request: DecisionRequest,
+        messages: list[dict[str, Any]],
+        tool: Tool,
+        known: dict[str, Any],
+        choices: dict[str, list[str]] | None,
+    ) -> tuple[dict[str, Any], str]:
+        """Each missing required argument of ``tool`` as one value decode (a follow-up turn)."""
+        args = dict(known)
+        props = arguments_schema(tool, string_choices=choices).get("properties", {})
+        raws = []
+        for pname in [p for p in tool.required if p not in known]:
+            schema = props[pname]
+            # Just the name: the grammar says what a value may be, and each token here is read.
+            ask = f"{pname.replace('_', ' ')}?"
+            vmsgs = [*messages, _assistant(tool.name), _user(ask)]
+            options = _literal_options(schema)
+            if options is not None:
+                pick = _choose(request.generate, vmsgs, list(options), self.value_max_tokens)
+                raw = json.dumps(options[pick]) if pick in options else pick
+            else:
+                raw = request.generate(vmsgs, grammar=schema_grammar(schema), max_tokens=self.value_max_tokens)
+            raws.append(raw)
+            try:
+                args[pname] = json.loads(raw)
+            except json.JSONDecodeError:
+                break  # cut off (cancel): validation will name what is missing
+        return args, " ".join(raws)
+
+
+def _short(text: str, max_chars: int) -> str:
+    """``text``'s first sentence, cut to at most ``max_chars`` at a clause (else a word) boundary."""
+    text = text.strip().split(". ")[0].rstrip(".")
+    if len(text) <= max_chars:
+        return text
+    head = text[: max_chars + 1]
+    clause = max(head.rfind(", "), head.rfind(" ("), head.rfind("; "))
+    cut = clause if clause > max_chars // 2 else head.rfind(" ")
+    return text[: cut if cut > 0 else max_chars].rstrip(",;: ")
+
+
+def _with_menu(request: DecisionRequest, tools: Sequence[Tool], max_chars: int, examples: bool) -> list[dict[str, Any]]:
+    """The agent's conversation with a compact menu of ``tools`` appended to the user's last turn.
+
+    Every token here is read on each decision (it follows the user's words, so the cache never
+    holds it): descriptions are cut to ``max_chars`` and one example each is optional."""
+    items = []
+    for t in tools:
+        ex = next((u for u, _ in t.examples[:1]), "") if examples else ""
+        items.append(f"{t.name}: {_short(t.description, max_chars)}" + (f' ("{ex}")' if ex else ""))
+    ex = next(iter(request.reply_examples[:1]), "") if examples else ""
+    items.append(f"{NONE_CHOICE}: just talking, no action" + (f' ("{ex}")' if ex else ""))
+    messages = [dict(m) for m in request.messages] or [_user(request.text)]
+    last = messages[-1]
+    if last.get("role") != "user":
+        messages.append(last := _user(request.text))
+    said = str(last.get("content", ""))
+    about = "" if request.text.strip() in said else f' for "{request.text}"'
+    messages[-1] = {**last, "content": f"{said}\n(Which action{about}? " + "; ".join(items) + ".)"}
+    return messages
+
+
+def _choose(generate: Generate, messages: list[dict[str, Any]], options: Sequence[str], max_tokens: int) -> str:
+    """One of ``options`` under a choice grammar, stopping at the first token that decides.
+
+    The first token is sampled from the prompt's own logits (no decode step); when it starts
+    exactly one option, that option is the answer. Otherwise the choice is decoded in full
+    (the same prompt again: fully cached)."""
+    grammar = choice_grammar(options)
+    first = generate(messages, grammar=grammar, max_tokens=1)
+    starting = [o for o in options if o.startswith(first)] if first else []
+    if len(starting) == 1:
+        return starting[0]
+    return generate(messages, grammar=grammar, max_tokens=max_tokens).strip()
+
+
+def _literal_options(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """A value that is one of a few literals (enum, choices, boolean), as {words: value}.
+
+    Strings are offered bare (a JSON quote would be a first token every option shares)."""
+    if "const" in schema:
+        values = [schema["const"]]
+    elif "enum" in schema or "x-choices" in schema:
+        values = list(schema.get("enum", schema.get("x-choices", [])))
+    elif schema.get("type") == "boolean":
+        values = [True, False]
+    else:
+        return None
+    options = {v if isinstance(v, str) else json.dumps(v): v for v in values}
+    return options if len(options) == len(values) and all(options) else None
 
 
 def utterance_spans(text: str, max_words: int = 6) -> list[str]:

@@ -8,6 +8,10 @@ never one) and ``clarifications: N``; with ``--max-false-actions N`` the command
 for the unconstrained baseline (same model, no grammar, free text parsed) unless
 ``--no-baseline``, and the speed ratio (baseline mean latency / agent mean latency).
 
+Decision time: each case line also gives the time of its first decision (``decide N ms``,
+the decoder alone: no tool, no reply), and ``decision time (llm): p50/p95/max`` summarises
+the decisions the LLM made (the schema resolver was unsure), next to those of the fast path.
+
 The agent comes from ``--config`` (its ``agent:``; default the builtin
 ``home_robot`` config, whose agent factory is
 :func:`edgevox.examples.home_robot.build_home_robot_agent`). If the config package
@@ -17,6 +21,8 @@ cannot build it, the home-robot agent is built directly over the embedded model.
 from __future__ import annotations
 
 import argparse
+import math
+import time
 from typing import Any
 
 from edgevox.cli.args import COUNT
@@ -74,9 +80,21 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     warm = getattr(llm, "warmup", None)
     if warm is not None:
         warm(getattr(agent, "instructions", ""))
-    outcomes = evaluate_agent(agent, cases)
+    from edgevox.runtime.context import AgentContext
+
+    timer = DecisionTimer(agent.decoder)
+    agent.decoder = timer
+
+    def make_ctx() -> Any:
+        timer.cases.append([])
+        return AgentContext(session_id=f"eval-{len(timer.cases) - 1}")
+
+    try:
+        outcomes = evaluate_agent(agent, cases, make_ctx)
+    finally:
+        agent.decoder = timer.decoder
     by = {}
-    for o in outcomes:
+    for o, decisions in zip(outcomes, timer.cases, strict=True):
         by[o.decided_by] = by.get(o.decided_by, 0) + 1
         mark = "ok  " if o.ok else "FAIL"
         extra = f" error={o.error}" if o.error else ""
@@ -84,7 +102,8 @@ def run_eval_tools(args: argparse.Namespace) -> int:
         got = f"asks {o.clarify!r}" if o.clarify else describe_call(o.got)
         print(
             f"{mark} {o.case.text!r} -> {got} | expected {describe_call(o.case.expect)}"
-            f" | by {o.decided_by or '?'} {o.latency_s * 1000:.0f} ms{extra}"
+            f" | by {o.decided_by or '?'} {o.latency_s * 1000:.0f} ms"
+            f"{f' (decide {decisions[0][1] * 1000:.0f} ms)' if decisions else ''}{extra}"
         )
     k = sum(o.ok for o in outcomes)
     print(f"accuracy: {accuracy(outcomes):.3f} ({k}/{len(outcomes)})")
@@ -99,6 +118,12 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     print(
         f"mean latency: {agent_ms:.0f} ms per case; decided by: {', '.join(f'{k}={v}' for k, v in sorted(by.items()))}"
     )
+    for who in sorted({d for case in timer.cases for d, _ in case}):
+        times = [s for case in timer.cases for d, s in case if d == who]
+        print(
+            f"decision time ({who}, n={len(times)}): p50 {percentile(times, 50) * 1000:.0f} ms, "
+            f"p95 {percentile(times, 95) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+        )
     close = getattr(agent, "close", None)
     if close is not None:
         close()
@@ -116,3 +141,28 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     ratio = base_ms / agent_ms if agent_ms > 0 else float("inf")
     print(f"speed ratio (baseline / agent): {ratio:.1f}x")
     return status
+
+
+class DecisionTimer:
+    """Wraps an agent's decoder and times each decision (seconds, with what decided it).
+
+    ``cases``: one list per case (the caller appends one when a case starts) of
+    ``(decided_by, seconds)``, the first hop first."""
+
+    def __init__(self, decoder: Any) -> None:
+        self.decoder = decoder
+        self.cases: list[list[tuple[str, float]]] = []
+
+    def decide(self, request: Any) -> Any:
+        start = time.perf_counter()
+        decision = self.decoder.decide(request)
+        if not self.cases:
+            self.cases.append([])
+        self.cases[-1].append((decision.decided_by, time.perf_counter() - start))
+        return decision
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (the smallest value with ``pct`` percent at or below it)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
