@@ -220,6 +220,7 @@ class App:
             min_speech_ms=ep.min_speech_ms,
             end_silence_ms=ep.end_silence_ms,
             hold_silence_ms=ep.hold_silence_ms if config.voice.speculative_stt else 0,
+            statement_silence_ms=ep.statement_silence_ms,
             max_utterance_s=ep.max_utterance_s,
             pause_ms=ep.pause_ms,
         )

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from edgevox.cli.eval_cmd import load_manifest, register_evaluation
-from edgevox.voice.endpoint import ends_mid_phrase
+from edgevox.voice.endpoint import Ending, classify_ending
 from edgevox.voice.segmenter import SegmentEnd, Segmenter, SegmenterSettings, SegmentPause
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "speech" / "MANIFEST.tsv"
@@ -53,6 +53,12 @@ SETTINGS: dict[str, SegmenterSettings] = {
     "fixed 300": SegmenterSettings(frame_ms=FRAME_MS, end_silence_ms=300),
     "fixed 250": SegmenterSettings(frame_ms=FRAME_MS, end_silence_ms=250),
     "adaptive 250/800": SegmenterSettings(frame_ms=FRAME_MS, end_silence_ms=250, hold_silence_ms=800),
+    "adaptive 250/500/800": SegmenterSettings(
+        frame_ms=FRAME_MS, end_silence_ms=250, statement_silence_ms=500, hold_silence_ms=800
+    ),
+    "adaptive 250/650/800": SegmenterSettings(
+        frame_ms=FRAME_MS, end_silence_ms=250, statement_silence_ms=650, hold_silence_ms=800
+    ),
 }
 
 
@@ -86,9 +92,9 @@ def frame_voicing(vad: Any, audio: np.ndarray) -> list[bool]:
 
 
 def segment(
-    audio: np.ndarray, voiced: Sequence[bool], settings: SegmenterSettings, hint: Callable[[np.ndarray], bool] | None
+    audio: np.ndarray, voiced: Sequence[bool], settings: SegmenterSettings, hint: Callable[[np.ndarray], Ending] | None
 ) -> tuple[int, list[float]]:
-    """(utterances, endpoint delays in ms) of one stream; ``hint(pause_audio) -> complete``."""
+    """(utterances, endpoint delays in ms) of one stream; ``hint(pause_audio) -> Ending``."""
     seg = Segmenter(settings, RATE_HZ)
     frame_samples = seg.frame_samples
     utterances, delays = 0, []
@@ -96,7 +102,8 @@ def segment(
         end_time = (i + 1) * settings.frame_ms / 1000
         event = seg.process(audio[i * frame_samples : (i + 1) * frame_samples], is_voiced, end_time)
         if isinstance(event, SegmentPause) and hint is not None:
-            seg.hint(event.audio.shape[0], hint(event.audio))
+            ending = hint(event.audio)
+            seg.hint(event.audio.shape[0], ending.complete, statement=ending.statement)
         elif isinstance(event, SegmentEnd):
             utterances += 1
             if not event.truncated:
@@ -107,23 +114,23 @@ def segment(
 
 
 class PauseHinter:
-    """``complete(pause_audio)`` with the real STT, cached by audio content (shared across runs)."""
+    """``Ending`` of a pause's audio with the real STT, cached by audio content (shared across runs)."""
 
     def __init__(self, stt: Any) -> None:
         self.stt = stt
         self.calls = 0
         self.seconds = 0.0
-        self._cache: dict[bytes, bool] = {}
-        self.texts: list[tuple[str, bool]] = []
+        self._cache: dict[bytes, Ending] = {}
+        self.texts: list[tuple[str, Ending]] = []
 
-    def __call__(self, audio: np.ndarray) -> bool:
+    def __call__(self, audio: np.ndarray) -> Ending:
         key = hashlib.blake2b(audio.tobytes(), digest_size=16).digest()
         if key not in self._cache:
             start = time.perf_counter()
             text = self.stt.transcribe(audio).text
             self.seconds += time.perf_counter() - start
             self.calls += 1
-            self._cache[key] = not ends_mid_phrase(text)
+            self._cache[key] = classify_ending(text)
             self.texts.append((text, self._cache[key]))
         return self._cache[key]
 
@@ -329,8 +336,8 @@ def run_eval_endpoint(args: argparse.Namespace) -> int:
     print(f"\nwebrtc+silero VAD cost: {per_frame_ms:.3f} ms per {FRAME_MS} ms frame")
     print(f"STT on pauses: {hinter.calls} transcriptions, {hinter.seconds / max(1, hinter.calls) * 1000:.0f} ms each")
     if args.show:
-        for text, complete in hinter.texts:
-            print(f"  {'complete  ' if complete else 'incomplete'} {text!r}")
+        for text, ending in hinter.texts:
+            print(f"  {ending.reason:<20} {text!r}")
     return 0
 
 

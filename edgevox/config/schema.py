@@ -205,6 +205,10 @@ class EndpointingConfig(Section):
         800,
         description="Adaptive endpointing: silence that ends an utterance while the transcript of the pause ends mid-phrase ('turn left and', a number, 'um') or is not known yet, in milliseconds; 0 = off (always `end_silence_ms`). Must be 0 or >= `end_silence_ms` (when left out, it is raised to `end_silence_ms`). Needs `voice.speculative_stt` (without it this is ignored).",
     )
+    statement_silence_ms: Annotated[StrictInt, Field(ge=0, le=60_000)] = Field(
+        650,
+        description="Adaptive endpointing: silence that ends an utterance whose pause reads as a complete statement ('He paced up and down, waiting.') rather than a request, a question or a short answer, in milliseconds; people telling something often go on after a sentence. Between `end_silence_ms` and `hold_silence_ms` (clamped); 0 = `end_silence_ms`.",
+    )
     max_utterance_s: Annotated[StrictFloat, Field(gt=0, le=600)] = Field(
         15.0, description="An utterance is cut after this many seconds."
     )

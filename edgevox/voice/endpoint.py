@@ -83,7 +83,12 @@ class Ending:
 
     complete: bool
     reason: str
-    """``"complete"``, ``"empty"`` or the category of :mod:`edgevox.voice.endpoint`'s table."""
+    """``"complete"``, ``"statement"``, ``"empty"`` or the category of :mod:`edgevox.voice.endpoint`'s table."""
+
+    @property
+    def statement(self) -> bool:
+        """Complete, but a statement the speaker may go on with (see :func:`is_request`)."""
+        return self.reason == "statement"
 
 
 def classify_ending(text: str) -> Ending:
@@ -105,7 +110,24 @@ def classify_ending(text: str) -> Ending:
     for reason, vocabulary in _CATEGORIES:
         if last in vocabulary:
             return Ending(False, reason)
+    if len(words) > SHORT_ANSWER_WORDS and not is_request(stripped):
+        return Ending(True, "statement")
     return Ending(True, "complete")
+
+
+SHORT_ANSWER_WORDS = 3
+"""Up to this many words a complete transcript counts as an answer ("yes", "the kitchen")."""
+
+
+def is_request(text: str) -> bool:
+    """Whether ``text`` asks the robot something - a command, a polite request, a question,
+    a greeting (:func:`edgevox.agents.intent.analyze`) - rather than tells something (a
+    statement, a report, a story). A request is usually the whole turn; someone telling
+    something often goes on after a sentence ("For a full hour he paced. But he could wait
+    no longer."), so the endpoint waits ``statement_silence_ms`` for those."""
+    from edgevox.agents.intent import analyze  # the intent rules (lemminflect) load on first use
+
+    return analyze(text).kind in ("command", "question")
 
 
 def ends_mid_phrase(text: str) -> bool:

@@ -91,7 +91,7 @@ from edgevox.runtime.limits import wait_s
 from edgevox.runtime.speculation import DISCARD_REASON, Speculation
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.echo import ECHO_GUARD_MODES, rms
-from edgevox.voice.endpoint import ends_mid_phrase
+from edgevox.voice.endpoint import classify_ending
 from edgevox.voice.events import (
     AudioDevice,
     Chunk,
@@ -729,9 +729,11 @@ class VoiceLoop:
                         self._spec_result = _Speculation(utt.turn_id, utt.audio.shape[0], vocabulary, text, stt_s)
                     segmenter = self._segmenter
                     if segmenter is not None and utt.turn_id == self._capture_turn_id:
-                        # Adaptive endpoint: a complete request ends after end_silence_ms, one
-                        # that stops mid-phrase ("turn left and") is held for hold_silence_ms.
-                        segmenter.hint(utt.audio.shape[0], not ends_mid_phrase(text))
+                        # Adaptive endpoint: a complete request ends after end_silence_ms, a
+                        # complete statement after statement_silence_ms, one that stops
+                        # mid-phrase ("turn left and") is held for hold_silence_ms.
+                        ending = classify_ending(text)
+                        segmenter.hint(utt.audio.shape[0], ending.complete, statement=ending.statement)
                     self._start_speculative_turn(utt, text)
             except Exception as exc:  # noqa: BLE001 - one bad utterance must not stop listening
                 self._report_error("stt", exc)

@@ -40,16 +40,28 @@ Rules (all durations from :class:`SegmenterSettings`):
   turn would end after the long silence.
 
 Figures (``edgevox eval endpoint``, ../shared/speech: 71 speech clips, 3 without speech, 4
-built hard cases; whisper-tiny.en on each pause, hint assumed at once; webrtcvad+Silero VAD):
-fixed 300 ms split 15 clips and 4/4 hard cases, fixed 250 ms 16 and 4/4, adaptive 250/800 15
-and 3/4, endpoint delay p50/p95 260/260 ms (max 800) against 300/300. Every split left is a
-read-speech clip (LJSpeech/LibriSpeech/JFK) cut at a sentence or comma pause whose partial
-transcript Whisper ends with a period ("Printing." for "Printing,"): the text rule cannot see
-that comma, so those still end after 250 ms. Command clips: 0 splits in every setting with
-Silero; the digit string "five five" (450 ms apart) is one utterance only with adaptive
-endpointing. With webrtcvad alone: 17 / 19 / 12 splits. Trade-off: an utterance whose pause
-reads incomplete ("five five", "the red one") waits 800 ms, not 250; a complete-looking
-partial still ends after 250 ms, 50 ms sooner than before.
+built hard cases; whisper-tiny.en on each pause, hint assumed at once; webrtcvad+Silero VAD;
+clips split / hard cases split / endpoint delay p50/p95/max ms):
+
+==========================  =====  ====  ===============
+fixed 300 (before)          15     4/4   300 / 300 / 300
+fixed 250                   16     4/4   260 / 260 / 260
+adaptive 250/800            15     3/4   260 / 260 / 800
+adaptive 250/500/800        6      3/4   260 / 500 / 800
+adaptive 250/650/800        5      2/4   260 / 660 / 800  (the default)
+==========================  =====  ====  ===============
+
+(The middle figure is ``statement_silence_ms``.) With only the request/mid-phrase rule, every
+split left was read speech cut at a sentence or comma pause, whose partial transcript Whisper
+ends with a period ("Printing." for "Printing,"): a finished *statement* looks complete. Telling
+it apart from a request (:func:`edgevox.voice.endpoint.is_request`) and waiting 650 ms for it
+keeps 10 of those 15 clips whole; what still splits is JFK's oratorical pauses, a few pauses in
+LibriSpeech/LJSpeech longer than 650 ms, and Silero's dips between words. Command clips: 0
+splits; the digit string "five five" (450 ms apart) is one utterance only with adaptive
+endpointing. With webrtcvad alone (no Silero) the default splits 4 clips and 0/4 hard cases,
+but it hears the noise-only clips as speech. Trade-off: a request still ends after 250 ms; a
+statement waits 650 ms and one that stops mid-phrase ("five five", "the red one") 800 ms -
+the speculative reply runs during the wait, so most of that is not added to the reply.
 
 Rejected alternative: a ratio of voiced frames in a sliding window (as some
 pipelines do) starts faster on broken speech but fires on steady noise that the
@@ -85,6 +97,10 @@ class SegmenterSettings:
     ``end_silence_ms``). Needs pauses (``pause_ms`` below ``end_silence_ms``) and someone to
     hint them: the voice loop passes 0 when speculative STT is off, else every turn would
     wait this long."""
+    statement_silence_ms: int = 0
+    """Adaptive endpointing: the silence that ends an utterance whose pause was hinted a
+    complete *statement* (not a request or question); 0 = ``end_silence_ms``. Clamped to
+    ``end_silence_ms``..``hold_silence_ms``."""
     max_utterance_s: float = 15.0
     """Longest utterance handed to STT; longer speech is cut and continues in a new one."""
     pause_ms: int = 60
@@ -98,7 +114,14 @@ class SegmenterSettings:
     def __post_init__(self) -> None:
         if self.frame_ms not in VALID_FRAME_MS:
             raise ValueError(f"segmenter.frame_ms = {self.frame_ms}: must be one of 10, 20, 30")
-        for name in ("pre_roll_ms", "min_speech_ms", "end_silence_ms", "pause_ms", "hold_silence_ms"):
+        for name in (
+            "pre_roll_ms",
+            "min_speech_ms",
+            "end_silence_ms",
+            "pause_ms",
+            "hold_silence_ms",
+            "statement_silence_ms",
+        ):
             value = getattr(self, name)
             if value < 0:
                 raise ValueError(f"segmenter.{name} = {value}: must be >= 0")
@@ -201,7 +224,9 @@ class Segmenter:
         self._pause_frames = pause_frames if 0 < pause_frames < self._end_silence_frames else 0
         # Without pauses nothing can be hinted: adaptive endpointing would only ever hold.
         self._hold_frames = settings.frames(settings.hold_silence_ms) if self._pause_frames else 0
-        self._hint: tuple[int, bool] | None = None
+        statement = settings.frames(settings.statement_silence_ms) or self._end_silence_frames
+        self._statement_frames = min(max(statement, self._end_silence_frames), self._hold_frames or statement)
+        self._hint: tuple[int, bool, int] | None = None
         self._max_frames = int(settings.max_utterance_s * 1000 // settings.frame_ms)
         self.reset()
 
@@ -218,15 +243,21 @@ class Segmenter:
         self._pause_samples = 0
         self._hint = None
 
-    def hint(self, pause_samples: int, complete: bool) -> None:
+    def hint(self, pause_samples: int, complete: bool, *, statement: bool = False) -> None:
         """Any thread (the STT thread): the transcript of the :class:`SegmentPause` whose audio
         had ``pause_samples`` samples reads complete (end after ``end_silence_ms``) or not (hold
         for ``hold_silence_ms``). A hint for any other pause (stale: speech resumed, or the
         utterance ended) is ignored by :meth:`process`.
 
+        ``statement`` (with ``complete``): the text is a finished *statement* ("He paced up and
+        down, waiting.") rather than a request, a question or a short answer; people telling
+        something go on after a sentence more often than people asking, so it ends after
+        ``statement_silence_ms`` (between ``end_silence_ms`` and ``hold_silence_ms``).
+
         One attribute assignment, atomic under the GIL; the capture thread reads it per frame.
         """
-        self._hint = (int(pause_samples), bool(complete))
+        frames = self._statement_frames if statement else self._end_silence_frames
+        self._hint = (int(pause_samples), bool(complete), frames)
 
     @property
     def in_speech(self) -> bool:
@@ -290,8 +321,8 @@ class Segmenter:
         if not self._hold_frames:
             return self._end_silence_frames
         hint = self._hint  # one read: the STT thread may replace it at any time
-        if hint is not None and self._pause_samples and hint == (self._pause_samples, True):
-            return self._end_silence_frames
+        if hint is not None and self._pause_samples and hint[:2] == (self._pause_samples, True):
+            return hint[2]
         return self._hold_frames
 
     def flush(self) -> SegmentEnd | None:

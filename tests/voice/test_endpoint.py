@@ -120,3 +120,22 @@ def test_adaptive_endpoint_does_not_split_commands_or_a_spoken_digit_string(spee
     assert adaptive.split == [] and adaptive.hard_split == [] and adaptive.missed == []
     assert adaptive.noise_utterances == 0
     assert len(fixed.hard_split) > len(adaptive.hard_split)  # 450 ms between digits ends a fixed 300 ms endpoint
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("For a full hour he had paced up and down, waiting.", "statement"),
+        ("My sister bought a new bicycle yesterday.", "statement"),
+        ("The lower case was invented in the Middle Ages.", "statement"),
+        ("Could you close the window in the bedroom?", "complete"),
+        ("Please bring me the red cup from the table.", "complete"),
+        ("How long until the battery is full?", "complete"),
+        ("Yes, thank you.", "complete"),  # a short answer
+        ("He went to the", "determiner"),  # mid-phrase wins over statement
+    ],
+)
+def test_a_complete_statement_is_told_apart_from_a_request(text, reason):
+    ending = classify_ending(text)
+    assert ending.reason == reason
+    assert ending.statement == (reason == "statement")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -283,3 +285,16 @@ def test_playback_reference_level_and_forget():
     assert ref.level(10000, 160) == 0.0
     ref.forget_after(1600)
     assert ref.level(2400, 160) == 0.0
+
+
+def test_a_pause_hinted_a_complete_statement_waits_between_the_short_and_the_long_silence():
+    settings = replace(ADAPTIVE, statement_silence_ms=200)
+    seg = Segmenter(settings, 16000)
+    out = []
+    for i, ch in enumerate("xxxxx" + "." * 20):
+        event = seg.process(np.full(FRAME, 0.5 if ch == "x" else 0.0, dtype=np.float32), ch == "x", (i + 1) * 0.02)
+        if isinstance(event, SegmentPause):
+            seg.hint(event.audio.shape[0], True, statement=True)
+        if event is not None:
+            out.append((i, event))
+    assert end_index(out) == 5 + 9  # ten silent frames: 200 ms, not 100 (request) nor 300 (hold)
