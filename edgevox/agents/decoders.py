@@ -49,7 +49,7 @@ from edgevox.agents.grammar import (
 )
 from edgevox.agents.intent import analyze, answer_polarity
 from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_calls
-from edgevox.agents.resolver import SchemaResolver, tokenize
+from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver, tokenize
 from edgevox.agents.tools import Tool, ToolCall
 
 NONE_CHOICE = "none"
@@ -441,6 +441,15 @@ class SchemaFirstDecoder:
         if decision.call is None:
             return decision
         checked = self._check_llm_call(resolver, decision, proposal)
+        if checked.call is not None and proposal.reason == ARGUMENTS_ONLY:
+            # No word of the request names an action ("make it brighter in the bedroom" only
+            # matched the room): the tool is the model's reading alone. Ask before acting.
+            call = checked.call
+            return Decision(
+                None, decided_by=checked.decided_by, raw=checked.raw,
+                details={**checked.details, "llm_call": f"{call.name}({call.arguments})"},
+                clarify=f"Did you mean {resolver.describe(call.name, dict(call.arguments))}?", proposed=call,
+            )  # fmt: skip
         if checked.call is not None and intent is not None and intent.confirm:
             call = checked.call
             question = resolver.confirm_question(intent.confirm, call.name, dict(call.arguments))

@@ -169,6 +169,11 @@ class Proposal:
     """Per candidate tool: argument -> why its value is not usable (unit, range, ambiguous)."""
 
 
+ARGUMENTS_ONLY = "only argument values matched"
+"""``Proposal.reason`` when no word of the request names a tool, only argument values did
+("make it brighter in the bedroom": the room): a tool chosen then is a guess, to be confirmed."""
+
+
 @dataclass(frozen=True)
 class SignRule:
     """Direction words of a numeric parameter, read from its docstring."""
@@ -387,7 +392,7 @@ class SchemaResolver:
             arg_only = [n for n in ranked if arg_hits[n] > 0]
             if not arg_only:
                 return proposal(None, True, [], "no tool words in the request")
-            return proposal(None, False, arg_only[:3], "only argument values matched")
+            return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
         others = [n for n in ranked[1:] if triggers[n] >= self.min_trigger]
         second = scores[others[0]] if others else -math.inf
         candidates = [best] + [n for n in others if scores[n] > scores[best] - 2 * self.margin][:2]

@@ -155,3 +155,19 @@ def test_unsure_decisions_cost_about_one_short_prompt_read(real_llm):
         f"decision p95 {p95 * 1000:.0f} ms = {p95 / base:.1f}x a 1-token completion of a 64-token turn "
         f"({base * 1000:.0f} ms), over {MAX_RATIO}x; decisions: {ms} ms"
     )
+
+
+def test_a_tool_only_the_model_chose_is_asked_about_not_run():
+    # "illuminate the kitchen": no word names an action, only the room matched. Whatever tool the
+    # model then picks (a 135M model picks the first candidate, go_to), the robot asks first.
+    from edgevox.examples.home_robot import build_home_robot_agent
+    from edgevox.testing import ScriptedLLM
+
+    agent = build_home_robot_agent(ScriptedLLM(default="go_to"))
+    try:
+        decision = agent.decide("illuminate the kitchen")
+        assert decision.call is None and decision.decided_by == "llm"
+        assert decision.clarify == "Did you mean go to kitchen?"
+        assert decision.proposed is not None and decision.proposed.name == "go_to"
+    finally:
+        agent.close()
