@@ -228,6 +228,7 @@ class App:
             segmenter=segmenter,
             chunker=ChunkerSettings(first_fragment_max_words=config.voice.first_fragment_words),
             speculative_stt=config.voice.speculative_stt,
+            speculative_reply=config.voice.speculative_reply,
             tts_priority_ms=config.voice.tts_priority_ms,
             echo_guard=config.voice.echo_guard,
             echo_tail_ms=config.voice.echo_tail_ms,

@@ -330,6 +330,10 @@ class VoiceConfig(Section):
         True,
         description="Transcribe during the end-of-speech silence (at `endpointing.pause_ms`) so the transcript is ready when the endpoint fires; costs CPU when the user only paused.",
     )
+    speculative_reply: StrictBool = Field(
+        True,
+        description="Also start the agent on that speculative transcript: its reply is generated while the endpoint waits and released only if the final transcript is the same text (tools, skills and memory wait for it; otherwise it is discarded unseen). Needs `speculative_stt`.",
+    )
     tts_priority_ms: Milliseconds = Field(
         400,
         description="The LLM pauses while the reply's next chunk is synthesized and less than this much audio is buffered, in milliseconds; 0 = never (on 2 cores the first sound comes sooner).",

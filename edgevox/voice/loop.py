@@ -46,9 +46,20 @@ endpoint is still waiting. If the utterance then ends without another voiced
 frame (``SegmentEnd.pause_samples`` equals the speculated length) and the
 vocabulary is the same, that transcript is used at once
 (``TranscriptEvent.speculative``); otherwise it is discarded and the final audio
-is transcribed. Nothing acts on a speculative transcript before the endpoint
-confirms it: the stop check and the turn see only confirmed transcripts. Final
-utterances always go before a pending speculation.
+is transcribed. Final utterances always go before a pending speculation.
+
+Adaptive endpoint: the speculative transcript also hints the segmenter
+(:meth:`Segmenter.hint`): a complete request ends after ``end_silence_ms``, a
+complete statement after ``statement_silence_ms``, text that stops mid-phrase is
+held for ``hold_silence_ms`` (:mod:`edgevox.voice.endpoint`).
+
+Speculative replies (``VoiceSettings.speculative_reply``, agents with
+``supports_speculation``): the agent also starts on the speculative transcript, in
+a context carrying a :class:`~edgevox.runtime.speculation.Speculation`. What the
+turn publishes or would say is held, and tools, skills and memory writes wait; the
+final transcript commits it (same text: everything held is released in order) or
+discards it (cancelled, nothing seen). The stop check runs on confirmed
+transcripts only; a stop phrase, echo or unspeakable text is never guessed on.
 
 TTS priority (``VoiceSettings.tts_priority_ms``): on a 2-core CPU the LLM and
 Piper slow each other down ~3x. While TTS is synthesizing this turn's audio and
