@@ -58,6 +58,9 @@ class ChatAgent:
     """Streams replies from ``llm`` with per-session memory (see module docstring)."""
 
     tools: tuple[Any, ...] = ()
+    supports_speculation = True
+    """The voice loop may start it on a speculative transcript: it publishes nothing, and the
+    exchange is stored only once the transcript is confirmed (``ctx.may_act()``)."""
 
     def __init__(
         self,
@@ -157,7 +160,8 @@ class ChatAgent:
             keep = True  # cut off by the loop (barge-in, stop): what the user said still happened
             raise
         finally:
-            if keep:
+            # On a speculative transcript, wait for the endpoint: a discarded guess is never stored.
+            if keep and ctx.may_act():
                 self._store(ctx.session_id, task, parts)
 
     def _check_length(self, task: str) -> None:

@@ -62,7 +62,8 @@ def test_speculative_transcript_of_the_pause_is_used_when_the_endpoint_confirms_
 def test_speech_after_the_pause_discards_the_speculation(bus, recorder, loops):
     stt = FakeSTT(by_length(0.9, "turn", "turn left now"))
     mic = FakeAudioIn()
-    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER)
+    # STT speculation only: a speculative reply would keep the loop busy until the endpoint.
+    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, speculative_reply=False)
     start(loops, loop)
     mic.feed(np.concatenate([tone(0.5), silence(0.16)]))
     assert stt.started.wait(5)
@@ -79,7 +80,8 @@ def test_speech_after_the_pause_discards_the_speculation(bus, recorder, loops):
 def test_a_later_pause_replaces_a_stale_one(bus, recorder, loops):
     stt = FakeSTT(by_length(0.9, "turn", "turn left now"))
     mic = FakeAudioIn()
-    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER)
+    # STT speculation only: a speculative reply would keep the loop busy until the endpoint.
+    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, speculative_reply=False)
     start(loops, loop)
     mic.feed(np.concatenate([tone(0.5), silence(0.16)]))
     assert stt.started.wait(5)

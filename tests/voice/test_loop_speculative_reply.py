@@ -173,10 +173,17 @@ def test_echo_and_stop_phrases_are_never_guessed_on(bus, recorder, loops):
     assert loop.speculative_turns["started"] == 0 and llm.calls == []
 
 
+class PlainAgent:
+    """An agent that does not declare ``supports_speculation``."""
+
+    def stream(self, task, ctx):  # noqa: ANN001, ANN201
+        yield "Okay."
+
+
 def test_agents_without_speculation_support_are_not_started_early(bus, recorder, loops):
     stt = FakeSTT(lambda audio: "hello robot")
     mic = FakeAudioIn()
-    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER)  # ChatAgent: no support
+    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, agent=PlainAgent())
     start(loops, loop)
     mic.feed(np.concatenate([PAUSE, silence(0.5)]))
     recorder.wait_for(TurnDone)
@@ -235,3 +242,19 @@ def test_without_speculative_stt_the_hold_never_applies(bus, recorder, loops):
     mic.close()
     assert loop.wait_input_done(10)
     assert len(recorder.of(SpeechEnded)) == 2  # ended after end_silence_ms, as with no adaptive endpoint
+
+
+def test_the_chat_agent_guesses_too_and_stores_only_the_confirmed_exchange(bus, recorder, loops):
+    llm = ScriptedLLM(default="Sure.")
+    stt = FakeSTT(by_length(0.9, "tell me", "tell me a joke"))
+    mic = FakeAudioIn()
+    loop, agent = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, llm=llm)  # ChatAgent
+    start(loops, loop)
+    mic.feed(PAUSE)
+    recorder.wait_for(SpeculativeReply, state="started")
+    assert llm.started.wait(5)  # generating on "tell me"
+    mic.feed(np.concatenate([tone(0.5), silence(0.6)]))
+    recorder.wait_for(TurnDone)
+    assert loop.wait_idle(5)
+    assert [m["content"] for m in agent.history() if m["role"] == "user"] == ["tell me a joke"]
+    assert [e.text for e in recorder.of(TurnStarted)] == ["tell me a joke"]
