@@ -56,6 +56,8 @@ class Engines:
     vad: Any = None
     audio_in: Any = None
     audio_out: Any = None
+    loaded: list[Any] = field(default_factory=list)
+    """Filled by :meth:`App.build`: the engines it loaded itself (and so warms up)."""
 
 
 @dataclass
@@ -142,6 +144,7 @@ class App:
             if no_out
             else wiring.make_audio_out(config.audio.output, built.tts.sample_rate_hz)
         )
+        built.loaded = [e for e, g in ((built.stt, given.stt), (built.tts, given.tts)) if g is None]
         agents = step("agents", lambda: wiring.make_agents(config, built.llm))
         runtime = Runtime(config.name, max_concurrency=config.pool.max_concurrency)
         try:
@@ -194,6 +197,12 @@ class App:
         warm = getattr(main, "warmup", None)
         if callable(warm):
             step("prompt cache", warm)
+        for engine in (built.stt, built.tts):
+            # Engines this app loaded (not ones passed in, e.g. scripted): the first turn should
+            # not pay first-call allocations (~0.5 s for Whisper on 2 cores).
+            warm_engine = getattr(engine, "warmup", None) if engine in built.loaded else None
+            if callable(warm_engine):
+                step(f"warm up {type(engine).__name__}", warm_engine)
         return cls(
             config,
             runtime=runtime,

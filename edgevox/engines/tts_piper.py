@@ -117,6 +117,11 @@ class PiperTTS:
         """Device and threads in a few words, e.g. ``cpu, 2 threads``."""
         return self.device if self.device != "cpu" else f"cpu, {self.num_threads} threads"
 
+    def warmup(self) -> None:
+        """Synthesize a word once, so the first reply does not pay onnxruntime's first-run cost."""
+        for _ in self.synthesize("Okay."):
+            pass
+
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         """Yield float32 mono audio at :attr:`sample_rate_hz`, one array per sentence."""
         if not text or not text.strip():
