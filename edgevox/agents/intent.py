@@ -273,6 +273,10 @@ def is_conditional(ws: list[str]) -> bool:
             i > 0 or (len(ws) > 1 and (ws[1] in SUBJECT_PRONOUNS or ws[1] in DETERMINERS))
         ):
             return True  # "turn on the light when I get home", "when I get home, ..."
+        if w == "once" and i + 1 < len(ws) and (ws[i + 1] in SUBJECT_PRONOUNS or ws[i + 1] in DETERMINERS):
+            return True  # "once I leave, drive ...", "drive there once the door opens" (not "once more")
+        if w == "as" and ws[i + 1 : i + 3] == ["soon", "as"]:
+            return True  # "as soon as I am gone, ..."
     # "what would you do", "where would you go": a wh-question about a supposed action.
     return bool(ws and ws[0] in WH_WORDS and any(w in ("would", "could") for w in ws[1:4]))
 

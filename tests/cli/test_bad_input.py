@@ -55,7 +55,7 @@ def with_llm_engine(folder: Path, engine: str, name: str) -> Path:
         (b"a: " + b"[" * 3000 + b"]" * 3000 + b"\n", "nested more than 64 levels deep"),
         (b"runtime:\n  shutdown_timeout_s: .inf\n", "runtime.shutdown_timeout_s = .inf: must be a finite number"),
         (b"llm:\n  max_tokens: 100000\n", "max_tokens = 100000 is more than the context window"),
-        (b"llm:\n  threads: 100000\n", "llm.threads = 100000: must be <= 256"),
+        (b"llm:\n  threads: 100000\n", "llm.threads = 100000: must be 'auto' or <= 256"),
         (b"a: &a [1, *a]\n", "refers to a value that contains it"),
     ],
 )

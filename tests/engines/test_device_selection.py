@@ -298,6 +298,7 @@ def test_check_reports_the_device_and_threads_each_engine_will_use(fake_llama_cp
     fake_llama_cpp(offload=False)
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
     assert engine_devices(_config()) == [
+        ("STT whisper-tiny.en", "ok", "cpu int8, 2 threads"),  # no CUDA device for CTranslate2 here
         ("LLM smollm2-135m", "ok", "cpu, 1 decode / 1 batch threads"),
         ("TTS piper-joe-medium", "ok", "cpu, 2 threads"),
     ]
@@ -306,6 +307,7 @@ def test_check_reports_the_device_and_threads_each_engine_will_use(fake_llama_cp
         onnxruntime, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"]
     )
     assert [d for _, _, d in engine_devices(_config(llm={"threads": 2}))] == [
+        "cpu int8, 2 threads",
         "cuda (all layers), 2 decode / 1 batch threads",
         "cuda",
     ]
@@ -318,7 +320,7 @@ def test_check_fails_a_gpu_request_the_installed_libraries_cannot_honour(fake_ll
 
     fake_llama_cpp(offload=False)
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
-    (llm, tts) = engine_devices(_config(llm={"gpu_layers": 4}, tts={"device": "cuda"}))
+    (_stt, llm, tts) = engine_devices(_config(llm={"gpu_layers": 4}, tts={"device": "cuda"}))
     assert llm[1] == tts[1] == "fail"
     assert "llm.gpu_layers: 0" in llm[2] and "tts.device: cpu" in tts[2]
 
@@ -328,7 +330,7 @@ def test_check_skips_custom_engines_and_a_missing_speaker(fake_llama_cpp):
 
     fake_llama_cpp(offload=False)
     config = _config(tts={"engine": "my_robot.voice:make_tts"}, audio={"output": {"sink": "none"}})
-    assert [what for what, _, _ in engine_devices(config)] == ["LLM smollm2-135m"]
+    assert [what for what, _, _ in engine_devices(config)] == ["STT whisper-tiny.en", "LLM smollm2-135m"]
 
 
 @pytest.mark.parametrize(
