@@ -715,7 +715,11 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
 def synthesized_stop(tts: Any) -> np.ndarray:
     from edgevox.engines.resample import resample
 
-    return resample(np.concatenate(list(tts.synthesize("Stop!"))), tts.sample_rate_hz, SAMPLE_RATE_HZ)
+    # Padded with 0.2 s of silence on each side, as a recorded word is: Whisper drops a bare
+    # half-second "Stop!" that starts on the first sample (no-speech gate) or hears "start."
+    voice = resample(np.concatenate(list(tts.synthesize("Stop!"))), tts.sample_rate_hz, SAMPLE_RATE_HZ)
+    pad = np.zeros(SAMPLE_RATE_HZ // 5, dtype=voice.dtype)
+    return np.concatenate([pad, voice, pad])
 
 
 # --- printing -----------------------------------------------------------------------------------

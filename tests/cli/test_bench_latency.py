@@ -283,6 +283,7 @@ def test_a_short_run_of_the_default_app_reports_sane_figures_and_stops_cleanly(t
         "classic/goforward.wav",
         "commands/felix_one_0.wav",
         "librispeech/sense_and_sensibility_01_austen_64kb-0930.wav",
+        "commands/felix_stop_2.wav",  # the stop trial's recorded "stop" (never one of the clips)
     )
     lines = shared.read_text(encoding="utf-8").splitlines()
     rows = [lines[0]] + [f"{SPEECH_DIR}/{line}" for line in lines[1:] if line.split("\t")[0] in keep]
