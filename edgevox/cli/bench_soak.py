@@ -441,6 +441,9 @@ class Driver:
         self._speak(STOP_CLIP)
         if not self.ledger.wait_for(lambda led: led.counts.stops > stops, 10.0):
             self.skill_stops["not heard"] += 1
+            print(f"stop not heard mid-drive (cycle {self.cycle}); the last events:", flush=True)
+            for line in list(self.ledger.trail)[-25:]:
+                print(f"  event {line}", flush=True)
             return
         ended = all(s.wait(2.0) for s in skills)
         self.skill_stops["halted" if ended else "kept driving"] += 1
