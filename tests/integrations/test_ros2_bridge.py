@@ -282,7 +282,7 @@ def test_hostile_messages_from_another_process_are_refused_counted_and_answered(
         assert c.wait_for(
             lambda v: v["oversized"] >= 1 and v["too_deep"] >= 1 and v["invalid"] >= 5 and v["unknown_goal"] == 1, 30
         ), c
-        assert c["rate_limited"] >= 1, c  # 200 interrupts at ~400/s, 5 per second allowed
+        assert c["rate_limited"] >= 1, c  # 800 interrupts at ~400/s, 5 per second allowed
         assert len(interrupts) <= 5 + 5 * (time.monotonic() - started) + 1
         assert texts == [] and bridge.core.running_goals == []
     finally:
