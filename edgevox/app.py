@@ -197,10 +197,10 @@ class App:
         warm = getattr(main, "warmup", None)
         if callable(warm):
             step("prompt cache", warm)
-        for engine in (built.stt, built.tts):
+        for engine in built.loaded:
             # Engines this app loaded (not ones passed in, e.g. scripted): the first turn should
             # not pay first-call allocations (~0.5 s for Whisper on 2 cores).
-            warm_engine = getattr(engine, "warmup", None) if engine in built.loaded else None
+            warm_engine = getattr(engine, "warmup", None)
             if callable(warm_engine):
                 step(f"warm up {type(engine).__name__}", warm_engine)
         return cls(
@@ -228,7 +228,7 @@ class App:
             pre_roll_ms=ep.pre_roll_ms,
             min_speech_ms=ep.min_speech_ms,
             end_silence_ms=ep.end_silence_ms,
-            hold_silence_ms=ep.hold_silence_ms if config.voice.speculative_stt else 0,
+            hold_silence_ms=ep.hold_silence_ms,  # the loop turns it off without speculative STT
             statement_silence_ms=ep.statement_silence_ms,
             max_utterance_s=ep.max_utterance_s,
             pause_ms=ep.pause_ms,

@@ -200,8 +200,8 @@ class Tool:
             kwargs = self.validate(arguments)
         except ToolArgumentError as exc:
             return ToolResult(call, ok=False, error=str(exc), error_kind="arguments")
-        speculation = getattr(ctx, "speculation", None)
-        if speculation is not None and not speculation.confirmed():
+        may_act = getattr(ctx, "may_act", None)  # AgentContext.may_act: waits out a speculative turn
+        if may_act is not None and not may_act():
             # Decided on a guess (a speculative transcript) that was then discarded: never act.
             return ToolResult(
                 call, ok=False, error=f"tool {self.name!r} not run: {DISCARD_REASON}", error_kind="cancelled"

@@ -132,10 +132,10 @@ class SttEvalResult:
 
     def compute_percentile_s(self, label: str, q: float) -> float:
         """The ``q`` quantile (0..1) of the per-clip compute time of pass ``label``."""
-        times = sorted(self.compute_s.get(label, ()))
-        if not times:
-            return 0.0
-        return times[min(len(times) - 1, int(round(q * (len(times) - 1))))]
+        from edgevox.voice.latency import percentile
+
+        times = self.compute_s.get(label)
+        return percentile(times, 100 * q) if times else 0.0
 
 
 def evaluate_stt(clips: Sequence[Clip], stt: Any, vocabulary: Sequence[str]) -> SttEvalResult:

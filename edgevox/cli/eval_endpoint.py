@@ -42,6 +42,7 @@ import numpy as np
 
 from edgevox.cli.eval_cmd import load_manifest, register_evaluation
 from edgevox.voice.endpoint import Ending, classify_ending
+from edgevox.voice.latency import percentile
 from edgevox.voice.segmenter import SegmentEnd, Segmenter, SegmenterSettings, SegmentPause
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "speech" / "MANIFEST.tsv"
@@ -273,7 +274,7 @@ def manifest_streams(manifest: Path, categories: Sequence[str] = ()) -> list[Str
 
 
 def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
+    return percentile(values, q) if values else float("nan")
 
 
 def register_endpoint(eval_sub: Any) -> None:

@@ -69,7 +69,6 @@ _WORD = re.compile(r"\w")
 # A phrase of up to 8 words said again right after a comma or sentence end: "back, back." or
 # "What time is it? What time is it?".
 _LIST_ECHO = re.compile(r"\b([\w']+(?:[\s,-]+[\w']+){0,7})(?:\s*[,.?!;]\s*\1\b)+", re.IGNORECASE)
-_REPEAT = _LIST_ECHO
 
 FULL_WINDOW_S = 30.0
 """Whisper's training window; faster-whisper always pads to it."""
@@ -271,7 +270,7 @@ class FasterWhisperSTT:
             encoded = self._model.encode(np.pad(window, ((0, 0), (0, frames - window.shape[-1]))))
             max_new = _MIN_TOKENS + int(_TOKENS_PER_S * (duration_s - offset_s))
             parts, resume_s, stats = self._generate(encoded, biased_tokens, max_new, duration_s - offset_s)
-            if biased_tokens != plain_tokens and (stats["hit_limit"] or _REPEAT.search(_text_of(parts))):
+            if biased_tokens != plain_tokens and (stats["hit_limit"] or _LIST_ECHO.search(_text_of(parts))):
                 parts, resume_s, stats = self._generate(encoded, plain_tokens, max_new, duration_s - offset_s)
             if stats["hit_limit"]:
                 return None  # looping even unbiased: let the 30 s path decode it

@@ -863,9 +863,8 @@ class VoiceLoop:
             if spec is not None:
                 self._discard(spec, STOP_REASON)
             cancelled: list[int] = []
-            if current is not None and current[0] is spec:
-                pass
-            elif current is not None and not self._is_confirmation(current[0]):
+            # The speculative turn (discarded above) was never heard: not halted or reported here.
+            if current is not None and current[0] is not spec and not self._is_confirmation(current[0]):
                 request, ctx, audio = current
                 self.speaker.halt(audio)
                 ctx.cancel_token.cancel(STOP_REASON)

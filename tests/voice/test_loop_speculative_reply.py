@@ -28,11 +28,9 @@ from edgevox.voice.events import (
 from edgevox.voice.segmenter import SegmenterSettings
 
 from .test_loop import make_loop, start
+from .test_loop_latency import RATE, SEGMENTER  # pause after 100 ms of silence, endpoint after 300 ms
 from .voice_helpers import silence, tone
 
-RATE = 16000
-# 20 ms frames: the pause fires after 100 ms of silence, the endpoint after 300 ms.
-SEGMENTER = SegmenterSettings(frame_ms=20, pre_roll_ms=0, min_speech_ms=60, end_silence_ms=300, pause_ms=100)
 PAUSE = np.concatenate([tone(0.5), silence(0.16)])
 """Speech, then a pause past ``pause_ms`` but short of the endpoint."""
 
