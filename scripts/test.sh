@@ -9,5 +9,8 @@ bash scripts/setup.sh --dev
 echo "== lint (ruff)"
 python -m ruff check edgevox tests scripts
 
+echo "== types (mypy)"
+python -m mypy edgevox
+
 echo "== tests (pytest)"
 EDGEVOX_NO_SKIPS=1 python -m pytest "$@"

@@ -859,7 +859,7 @@ def _memory_fill(app: Any, config: Any) -> float | None:
     """How full the main agent's conversation memory is (history tokens / budget); None without one."""
     memory = getattr(app.agents.get(config.main_agent), "memory", None)
     budget = getattr(memory, "token_budget", None)
-    if not budget or not callable(getattr(memory, "history", None)):
+    if memory is None or not budget or not callable(getattr(memory, "history", None)):
         return None
     history = memory.history(config.voice.session_id)
     return sum(memory.count_tokens(str(m.get("content", ""))) + 4 for m in history) / budget

@@ -303,7 +303,7 @@ def run_eval_endpoint(args: argparse.Namespace) -> int:
         )
     stt = make_stt(STTConfig())
     hinter = PauseHinter(stt)
-    vads = {
+    vads: dict[str, WebRtcVAD | ConfirmedVAD] = {
         "webrtc": WebRtcVAD(sample_rate_hz=RATE_HZ, frame_ms=FRAME_MS),
         "webrtc+silero": ConfirmedVAD(WebRtcVAD(sample_rate_hz=RATE_HZ, frame_ms=FRAME_MS), SileroVAD()),
     }

@@ -93,7 +93,7 @@ def run_eval_tools(args: argparse.Namespace) -> int:
         outcomes = evaluate_agent(agent, cases, make_ctx)
     finally:
         agent.decoder = timer.decoder
-    by = {}
+    by: dict[str, int] = {}
     for o, decisions in zip(outcomes, timer.cases, strict=True):
         by[o.decided_by] = by.get(o.decided_by, 0) + 1
         mark = "ok  " if o.ok else "FAIL"

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from edgevox.config.schema import REF_PATTERN
 
@@ -155,7 +156,7 @@ _EXPECTED = {
 }
 
 
-def _short(err: dict[str, Any]) -> str:
+def _short(err: ErrorDetails) -> str:
     """What is allowed, in a few words."""
     kind = err["type"]
     ctx = err.get("ctx") or {}
@@ -184,7 +185,7 @@ def _short(err: dict[str, Any]) -> str:
     return str(err["msg"]).replace("Input should be", "must be")
 
 
-def _either(literal: dict[str, Any], errs: list[dict[str, Any]], value: Any) -> str:
+def _either(literal: ErrorDetails, errs: list[ErrorDetails], value: Any) -> str:
     """A keyword-or-number union (``threads: auto | int >= 1``) as one phrase:
     ``expected 'auto' or an integer, got a boolean`` / ``must be 'auto' or >= 1``."""
     words = str((literal.get("ctx") or {}).get("expected", ""))
@@ -200,7 +201,7 @@ def format_error(exc: ValidationError, *, source: str, data: Any, nodes: NodeInd
     """One line for ``exc``: ``source:line: key path: problem``."""
     errors = exc.errors(include_url=False)
     # Union members each report an error at the same place; merge them into one message.
-    grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    grouped: dict[tuple[Any, ...], list[ErrorDetails]] = {}
     for err in errors:
         grouped.setdefault(_data_path(tuple(err["loc"]), data), []).append(err)
     messages = [_one(path, errs, source=source, nodes=nodes, root=root) for path, errs in grouped.items()]
@@ -211,7 +212,7 @@ def format_error(exc: ValidationError, *, source: str, data: Any, nodes: NodeInd
 
 
 def _one(
-    path: tuple[Any, ...], errs: list[dict[str, Any]], *, source: str, nodes: NodeIndex, root: type[BaseModel]
+    path: tuple[Any, ...], errs: list[ErrorDetails], *, source: str, nodes: NodeIndex, root: type[BaseModel]
 ) -> str:
     line = nodes.line(path)
     where = f"{source}:{line}" if line else source

@@ -13,7 +13,7 @@ import inspect
 import textwrap
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,7 +158,7 @@ def _key(model: type[BaseModel], name: str, field: FieldInfo, path: str) -> KeyD
     )
 
 
-def _type_text(annotation: Any, metadata: list[Any] = ()) -> str:  # type: ignore[assignment]
+def _type_text(annotation: Any, metadata: Sequence[Any] = ()) -> str:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         inner, *meta = typing.get_args(annotation)
@@ -203,7 +203,7 @@ def _type_text(annotation: Any, metadata: list[Any] = ()) -> str:  # type: ignor
 def _default_text(field: FieldInfo) -> str:
     if field.default is PydanticUndefined and field.default_factory is None:
         return "required"
-    value = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]
+    value = field.get_default(call_default_factory=True)
     if isinstance(value, BaseModel):
         value = value.model_dump()
     if value is None:

@@ -185,8 +185,9 @@ def _check_depth(text: str, source: str) -> None:
                 depth += 1
                 if depth > MAX_DEPTH:
                     mark = event.start_mark
+                    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
                     raise ConfigError(
-                        f"{source}:{mark.line + 1}:{mark.column + 1}: nested more than {MAX_DEPTH} levels deep; "
+                        f"{where}: nested more than {MAX_DEPTH} levels deep; "
                         "a config is a few levels of keys: check the file"
                     )
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):

@@ -123,14 +123,14 @@ class WavFileIn:
         trailing_silence_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if (path is None) == (audio is None):
-            raise ValueError("WavFileIn: give exactly one of path= or audio= (with audio_rate_hz=)")
-        if audio is not None:
+        if path is not None and audio is None:
+            data, rate = read_wav(path)
+        elif audio is not None and path is None:
             if not audio_rate_hz:
                 raise ValueError("WavFileIn(audio=...): audio_rate_hz is required")
             data, rate = as_mono_float32(audio), int(audio_rate_hz)
         else:
-            data, rate = read_wav(path)  # type: ignore[arg-type]
+            raise ValueError("WavFileIn: give exactly one of path= or audio= (with audio_rate_hz=)")
         self.path = Path(path) if path is not None else None
         self.sample_rate_hz = sample_rate_hz
         self.block_samples = sample_rate_hz * block_ms // 1000

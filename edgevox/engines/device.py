@@ -36,8 +36,10 @@ from edgevox.errors import ArgumentError, ModelError
 Auto = Literal["auto"]
 GPU_DOCS = "docs/engines.md#gpu-builds"
 
-_BACKENDS = (("CUDA", "cuda"), ("HIP", "rocm"), ("ROCm", "rocm"), ("Metal", "metal"), ("MTL", "metal"))
-_BACKENDS += (("Vulkan", "vulkan"), ("SYCL", "sycl"), ("MUSA", "musa"), ("CANN", "cann"), ("OpenCL", "opencl"))
+_BACKENDS: tuple[tuple[str, str], ...] = (
+    *(("CUDA", "cuda"), ("HIP", "rocm"), ("ROCm", "rocm"), ("Metal", "metal"), ("MTL", "metal")),
+    *(("Vulkan", "vulkan"), ("SYCL", "sycl"), ("MUSA", "musa"), ("CANN", "cann"), ("OpenCL", "opencl")),
+)
 
 
 def usable_cores() -> int:

@@ -354,7 +354,8 @@ def _split_at_timestamps(
     Text after the last timestamp (the decoder stopped mid-segment) ends at ``end_s``.
     """
     segments: list[tuple[float, float, list[int]]] = []
-    start_s, text = 0.0, []
+    start_s = 0.0
+    text: list[int] = []
     for token in tokens:
         if token >= timestamp_begin:
             time_s = (token - timestamp_begin) * _TIMESTAMP_S

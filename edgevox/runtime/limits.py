@@ -76,11 +76,27 @@ def duration(
     return seconds
 
 
-def optional_duration(name: str, value: object, *, owner: str = "", **bounds: float | bool) -> float | None:
+def optional_duration(
+    name: str,
+    value: object,
+    *,
+    owner: str = "",
+    minimum: float = 0.0,
+    above_minimum: bool = False,
+    maximum: float = MAX_DURATION_S,
+) -> float | None:
     """Like :func:`duration`, but ``None`` (no timeout) passes through."""
     if value is None:
         return None
-    return duration(name, value, owner=owner, none_hint="or None for no timeout", **bounds)  # type: ignore[arg-type]
+    return duration(
+        name,
+        value,
+        owner=owner,
+        minimum=minimum,
+        above_minimum=above_minimum,
+        maximum=maximum,
+        none_hint="or None for no timeout",
+    )
 
 
 def wait_s(name: str, value: object, *, owner: str = "") -> float:
@@ -102,7 +118,7 @@ def count(
     name: str, value: object, *, owner: str = "", minimum: int = 0, maximum: int = MAX_COUNT, none_hint: str = ""
 ) -> int:
     """``value`` if it is an ``int`` (not a ``bool``) in ``[minimum, maximum]``, else ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or not minimum <= value <= maximum:
+    if isinstance(value, bool) or not isinstance(value, Integral) or not minimum <= int(value) <= maximum:
         hint = f" {none_hint}" if none_hint else ""
         raise ArgumentError(
             f"{_where(owner, name)} = {value!r}: must be a whole number in [{minimum}, {maximum}]{hint}"

@@ -45,7 +45,7 @@ class Speculation:
         self._lock = threading.Lock()
         self._decided = threading.Event()
         self._committed = False
-        self._held: list[Callable[[], None]] = []
+        self._held: list[Callable[[], object]] = []
         self._remove = token.on_cancel(lambda _reason: self._decided.set())
 
     @property
@@ -61,7 +61,7 @@ class Speculation:
     def discarded(self) -> bool:
         return self._decided.is_set() and not self._committed
 
-    def hold(self, action: Callable[[], None]) -> None:
+    def hold(self, action: Callable[[], object]) -> None:
         """Run ``action`` now if committed; keep it for :meth:`commit` while undecided; drop it
         if discarded. Actions run outside the run's thread at commit: keep them short."""
         with self._lock:
