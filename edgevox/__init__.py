@@ -33,7 +33,7 @@ _EXPORTS = {
     "BackgroundAgent": "edgevox.runtime.background",
     "EXIT": "edgevox.runtime.background",
     "debounce_trigger": "edgevox.runtime.debounce",
-    "Supervisor": "edgevox.runtime.supervisor",
+    "RestartSupervisor": "edgevox.runtime.supervisor",
     "AgentPool": "edgevox.runtime.pool",
     "Runtime": "edgevox.runtime.runtime",
     "StopReport": "edgevox.runtime.lifecycle",

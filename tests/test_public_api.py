@@ -19,7 +19,7 @@ RUNTIME_NAMES = {
     "CancelToken",
     "EventBus",
     "Runtime",
-    "Supervisor",
+    "RestartSupervisor",
     "debounce_trigger",
     "send_message",
     "subscribe_inbox",

@@ -1,4 +1,5 @@
-"""Agents that act: tools, skills, hooks, memory, handoffs and workflows (see ``docs/agents.md``).
+"""Agents that act: tools, skills, hooks, memory and handoffs (see ``docs/agents.md``); the
+composition layer (workflows, strategies) is ``edgevox.orchestration``.
 
 The runtime names below are re-exported so that ``from edgevox.agents import
 Blackboard, BackgroundAgent, AgentPool, ...`` keeps working as in the existing
@@ -6,7 +7,7 @@ EdgeVox documentation; they are defined in ``edgevox.runtime``. Heavy engines ar
 never imported here.
 """
 
-from edgevox.agents.base import Agent, AgentResult, AgentStream
+from edgevox.agents.base import Agent, AgentBase, AgentResult, AgentStream
 from edgevox.agents.decoders import (
     Decision,
     DecisionRequest,
@@ -31,9 +32,9 @@ from edgevox.agents.llm_agent import LLMAgent
 from edgevox.agents.memory import MemoryStore, SessionMemory
 from edgevox.agents.parsing import parse_reply, parse_tool_calls
 from edgevox.agents.resolver import Proposal, SchemaResolver
+from edgevox.agents.run import run_child, stream_child
 from edgevox.agents.skills import GoalHandle, GoalState, Skill, SkillExecutor, skill
 from edgevox.agents.tools import Tool, ToolBox, ToolCall, ToolResult, build_tool, tool
-from edgevox.agents.workflows import Fallback, Loop, Parallel, Retry, Router, Sequence, Timeout, Workflow
 
 # --- runtime re-exports (kept in sync with tests/test_public_api.py) ---
 from edgevox.runtime.background import EXIT, BackgroundAgent
@@ -44,7 +45,7 @@ from edgevox.runtime.debounce import debounce_trigger
 from edgevox.runtime.messages import AgentMessage, reply, request, send_message, subscribe_inbox
 from edgevox.runtime.pool import AgentPool
 from edgevox.runtime.runtime import Runtime
-from edgevox.runtime.supervisor import Supervisor
+from edgevox.runtime.supervisor import RestartSupervisor
 
 # The runtime names first, then the agent names (tests/test_public_api.py pins both).
 __all__ = [
@@ -57,7 +58,7 @@ __all__ = [
     "CancelToken",
     "EventBus",
     "Runtime",
-    "Supervisor",
+    "RestartSupervisor",
     "debounce_trigger",
     "reply",
     "request",
@@ -65,6 +66,7 @@ __all__ = [
     "subscribe_inbox",
     "CONTINUE",
     "Agent",
+    "AgentBase",
     "AgentReply",
     "AgentResult",
     "AgentStarted",
@@ -72,7 +74,6 @@ __all__ = [
     "Decision",
     "DecisionRequest",
     "End",
-    "Fallback",
     "FreeTextDecoder",
     "GoalHandle",
     "GoalState",
@@ -81,22 +82,16 @@ __all__ = [
     "Hook",
     "HookPoint",
     "LLMAgent",
-    "Loop",
     "MemoryStore",
-    "Parallel",
     "Proposal",
     "Replace",
     "ReplyDelta",
-    "Retry",
-    "Router",
     "SchemaFirstDecoder",
     "SchemaResolver",
-    "Sequence",
     "SessionMemory",
     "Skill",
     "SkillExecutor",
     "SkillStateEvent",
-    "Timeout",
     "Tool",
     "ToolBox",
     "ToolCall",
@@ -105,15 +100,16 @@ __all__ = [
     "ToolDecoder",
     "ToolResult",
     "TwoStageDecoder",
-    "Workflow",
     "arguments_grammar",
     "build_tool",
     "choice_grammar",
     "hook",
     "parse_reply",
     "parse_tool_calls",
+    "run_child",
     "schema_grammar",
     "skill",
+    "stream_child",
     "tool",
     "tool_call_grammar",
 ]

@@ -1,19 +1,29 @@
-"""The agent protocol, its result, and the stream a run yields.
+"""The one agent contract: :class:`Agent`, its :class:`AgentResult`, and the :class:`AgentStream` a run yields.
 
-Every agent (an :class:`~edgevox.agents.llm_agent.LLMAgent`, a workflow, a
-handoff target) offers::
+Every agent (an :class:`~edgevox.agents.llm_agent.LLMAgent`, a workflow or strategy
+of :mod:`edgevox.orchestration`, a handoff target, the voice loop's agent) offers::
 
-    run(task, ctx=None) -> AgentResult        # blocking
+    name: str
     stream(task, ctx=None) -> AgentStream     # iterate events as they happen
+    run(task, ctx=None) -> AgentResult        # blocking; derived from stream
 
-``stream`` yields the typed events of :mod:`edgevox.agents.events` in order
-(tool activity, then ``ReplyDelta`` pieces of the reply as the LLM generates them,
-then one ``AgentReply``); after iteration, ``AgentStream.result`` holds the
-:class:`AgentResult`. The voice loop iterates ``stream(...).text_deltas()`` and
-speaks while the model is still generating.
+Agents write only ``stream``: :class:`AgentBase` derives ``run`` from it. ``stream``
+yields the typed events of :mod:`edgevox.agents.events` in order (tool activity, then
+``ReplyDelta`` pieces of the reply as the LLM generates them, then one ``AgentReply``);
+after iteration, ``AgentStream.result()`` holds the :class:`AgentResult`. The voice
+loop iterates ``stream(...).text_deltas()`` and speaks while the model is still generating.
 
 Both run on the caller's thread. Cancelling ``ctx.cancel_token`` ends the run
 promptly (mid-generation, mid-tool-loop) with ``result.cancelled = True``.
+
+There is one result shape for every agent, workflow, strategy, delegation and
+handoff: a composite's :class:`AgentResult` names the agent that actually spoke
+(``agent``) and keeps the children's results in ``steps``. Running a child agent is
+done in one place, :func:`edgevox.agents.run.run_child`.
+
+This module imports nothing heavy and nothing from ``edgevox.runtime`` at import time
+beyond the events base, so the runtime can refer to :class:`Agent` for typing
+(``runtime/agent.py``) without an import cycle.
 """
 
 from __future__ import annotations
@@ -26,37 +36,49 @@ from edgevox.agents.events import ReplyDelta
 
 if TYPE_CHECKING:
     from edgevox.agents.skills import GoalHandle
-    from edgevox.agents.tools import ToolResult
+    from edgevox.agents.tools import ToolCall, ToolResult
     from edgevox.runtime.context import AgentContext
     from edgevox.runtime.events import Event
 
 
 @dataclass
 class AgentResult:
-    """The outcome of one run."""
+    """The outcome of one run of any agent, workflow or strategy."""
 
     text: str = ""
     """The reply (what would be spoken)."""
     agent: str = ""
+    """The agent that actually spoke ``text`` (for a workflow: the child that answered)."""
+    ok: bool = True
+    error: str = ""
+    """One line: ``"<agent>: <what went wrong>"`` when a child failed (see ``run_child``)."""
+    cancelled: bool = False
+    timed_out: bool = False
+    duration_s: float = 0.0
+    """Wall time of the run in seconds (set by ``run_child``)."""
     tool_calls: list[ToolResult] = field(default_factory=list)
     """Every tool call made, in order (``tool_calls[0].call`` is the first)."""
     skills: list[GoalHandle] = field(default_factory=list)
     """Goals started by skills; they may still be running."""
     handoff: str | None = None
     """Name of the agent the conversation was handed to, if any."""
-    ok: bool = True
-    error: str = ""
-    cancelled: bool = False
+    steps: list[AgentResult] = field(default_factory=list)
+    """The child runs a composite made, in order."""
     data: dict[str, Any] = field(default_factory=dict)
-    """Extra facts (``decided_by``, workflow details...)."""
+    """Extra facts (``decided_by``, ``route``, ``approved``, ``missing``, ``why``...)."""
 
     @property
-    def first_call(self) -> Any:
+    def reply(self) -> str:
+        """``text`` under its EdgeVox name (read-only)."""
+        return self.text
+
+    @property
+    def first_call(self) -> ToolCall | None:
         return self.tool_calls[0].call if self.tool_calls else None
 
 
 class AgentStream:
-    """Iterable of events from one run; ``result`` is set once iteration finished.
+    """Iterable of events from one run; ``result()`` is the :class:`AgentResult` once iteration finished.
 
     Closing it early (``close()``, or leaving a ``for`` loop with ``break`` and
     dropping it) stops the run at its next step.
@@ -67,11 +89,8 @@ class AgentStream:
         self._result: AgentResult | None = None
 
     def __iter__(self) -> Iterator[Event]:
-        try:
-            while True:
-                yield next(self._gen)
-        except StopIteration as stop:
-            self._result = stop.value
+        self._result = yield from self._gen
+        return self._result
 
     def text_deltas(self) -> Iterator[str]:
         """Just the reply text pieces, in order."""
@@ -84,7 +103,8 @@ class AgentStream:
         if self._result is None:
             for _ in self:
                 pass
-        assert self._result is not None
+        if self._result is None:
+            raise TypeError("the agent's stream ended without returning an AgentResult")
         return self._result
 
     def close(self) -> None:
@@ -93,13 +113,31 @@ class AgentStream:
 
 @runtime_checkable
 class Agent(Protocol):
-    name: str
+    """The agent contract. Implement ``stream``; inherit ``run`` from :class:`AgentBase`."""
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult: ...
+    name: str
 
     def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream: ...
 
+    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult: ...
 
-def run_via_stream(agent: Any, task: str, ctx: AgentContext | None = None) -> AgentResult:
-    """``run`` for agents that implement ``stream``."""
-    return agent.stream(task, ctx).result()
+
+class AgentBase:
+    """Mixin: ``run`` derived from ``stream`` (the only method an agent writes)."""
+
+    name: str = "agent"
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} must implement stream(task, ctx)")
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
+        return self.stream(task, ctx).result()
+
+
+def context_or_new(ctx: AgentContext | None) -> AgentContext:
+    """``ctx``, or a fresh root context when an agent is run without one."""
+    if ctx is not None:
+        return ctx
+    from edgevox.runtime.context import AgentContext
+
+    return AgentContext()

@@ -336,16 +336,16 @@ def make_workflow(name: str, workflows: dict[str, WorkflowConfig], built: dict[s
             built[step] = make_workflow(step, workflows, built)
         steps.append(built[step])
     try:
-        from edgevox.agents import workflows as wf
+        from edgevox.orchestration import workflows as wf
     except ModuleNotFoundError as exc:
-        raise ConfigError(f"{where}: workflows need edgevox.agents.workflows, which is missing: {exc}") from None
+        raise ConfigError(f"{where}: workflows need edgevox.orchestration.workflows, which is missing: {exc}") from None
     if cfg.type == "sequence":
         return wf.Sequence(steps, name=name)
     if cfg.type == "fallback":
         return wf.Fallback(steps, name=name)
     if cfg.type == "loop":
         until = import_ref(cfg.until, where=f"{where}.until") if cfg.until else None
-        return wf.Loop(steps[0], until=until, max_iterations=cfg.max_iterations, name=name)
+        return wf.Repeat(steps[0], until=until, max_iterations=cfg.max_iterations, name=name)
     if cfg.type == "retry":
         return wf.Retry(steps[0], attempts=cfg.attempts, name=name)
     if cfg.type == "timeout":

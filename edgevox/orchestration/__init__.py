@@ -1,16 +1,19 @@
 """Multi-agent orchestration: conversation state, routing, handoffs, strategies,
 delegation and voice-aware delivery. See ``docs/orchestration.md``.
 
-The strategy classes ``Loop`` and ``Supervisor`` here are *orchestration* strategies;
-the agent workflow ``Loop`` (``edgevox.agents.workflows``) and the runtime's OTP
-supervisor (``edgevox.runtime.supervisor``) keep their own modules and are never
-re-exported under these names at the package top level.
+This is the one composition layer: the workflows (``Sequence``, ``Fallback``,
+``Repeat``, ``Retry``, ``Timeout``, ``Router``, ``Parallel``) and the strategies
+(``Pipeline``, ``Swarm``, ``Supervisor``, the review ``Loop``) share one base
+(:class:`Workflow`), one result (:class:`~edgevox.agents.base.AgentResult`) and one
+child runner (:func:`~edgevox.agents.run.run_child`). No two public classes share a
+name: the runtime's OTP supervisor is ``edgevox.runtime.RestartSupervisor``.
 """
 
 from __future__ import annotations
 
-from edgevox.orchestration.config import OrchestrationConfig, build_orchestration
-from edgevox.orchestration.coordinator import Coordinator, TurnResult
+from edgevox.config.build_orchestration import build_orchestration
+from edgevox.orchestration.config import OrchestrationConfig
+from edgevox.orchestration.coordinator import Coordinator
 from edgevox.orchestration.delegation import AgentRegistry, DelegationHandle, Delegator
 from edgevox.orchestration.delivery import (
     DeliveryStrategy,
@@ -24,7 +27,8 @@ from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
 from edgevox.orchestration.routing import ConversationRouter, RoutingConditions, RoutingRule
 from edgevox.orchestration.state import ConversationPhase, ConversationState, PhaseTransition, SessionStore
-from edgevox.orchestration.strategies import Loop, Orchestration, OrchestrationResult, Pipeline, Supervisor, Swarm
+from edgevox.orchestration.strategies import Loop, Orchestration, Pipeline, Supervisor, Swarm
+from edgevox.orchestration.workflows import Fallback, Parallel, Repeat, Retry, Router, Sequence, Timeout, Workflow
 
 __all__ = [
     "AgentRegistry",
@@ -37,23 +41,29 @@ __all__ = [
     "Delegator",
     "DeliveryStrategy",
     "DeliveryWorker",
+    "Fallback",
     "HandoffHandler",
     "Immediate",
     "Loop",
     "Orchestration",
     "OrchestrationConfig",
-    "OrchestrationResult",
+    "Parallel",
     "PhaseTransition",
     "Pipeline",
     "PipelineStage",
     "Queued",
+    "Repeat",
+    "Retry",
+    "Router",
     "RoutingConditions",
     "RoutingRule",
+    "Sequence",
     "SessionStore",
     "Supervisor",
     "Swarm",
-    "TurnResult",
+    "Timeout",
     "VoiceActivityState",
     "WaitForIdle",
+    "Workflow",
     "build_orchestration",
 ]

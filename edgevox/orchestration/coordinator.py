@@ -25,31 +25,33 @@ import json
 import threading
 import time
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from edgevox.agents.base import AgentResult, AgentStream
-from edgevox.orchestration.calls import AgentOutcome, call_agent, drain, stream_call
+from edgevox.agents.base import Agent, AgentBase, AgentResult, AgentStream, context_or_new
+from edgevox.agents.run import drain, run_child, stream_child
 from edgevox.orchestration.events import Routed, SupervisorObserved, TurnAnswered, UserTurn
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.routing import ConversationRouter
 from edgevox.orchestration.state import ConversationState, SessionStore
 from edgevox.orchestration.tools import HANDOFF_DEP
 from edgevox.runtime.context import AgentContext
+from edgevox.runtime.events import Event
+
+Turn = Generator[Event, None, AgentResult]
 
 
-@dataclass
-class TurnResult(AgentResult):
-    """The coordinator's answer to one turn: an :class:`AgentResult` (``text`` is what the
-    user hears, ``agent`` who answered, "" if nobody did) plus routing facts."""
+def _turn_result(
+    text: str, agent: str, *, why: str, state: ConversationState | None = None, step: AgentResult | None = None
+) -> AgentResult:
+    """The coordinator's answer to one turn: ``text`` is what the user hears, ``agent`` who
+    answered ("" if nobody did); ``data["why"]`` (affinity, rule:<name>, default, strategy,
+    human, agent-output, no-agent) and ``data["state"]`` (the session's state afterwards)."""
+    ok, error = (step.ok, step.error) if step is not None else (True, "")
+    steps = [step] if step is not None else []
+    return AgentResult(text, agent=agent, ok=ok, error=error, steps=steps, data={"why": why, "state": state})
 
-    why: str = ""
-    """affinity, rule:<name>, default, strategy, human, agent-output, no-agent."""
-    state: ConversationState | None = None
-    steps: list[AgentOutcome] = field(default_factory=list)
 
-
-class Coordinator:
+class Coordinator(AgentBase):
     """Routes turns between agents, applies handoffs, and runs strategies per session."""
 
     ROUTE = "route"
@@ -57,7 +59,7 @@ class Coordinator:
 
     def __init__(
         self,
-        agents: Mapping[str, Any],
+        agents: Mapping[str, Agent],
         *,
         router: ConversationRouter | None = None,
         handoff: HandoffHandler | None = None,
@@ -121,38 +123,31 @@ class Coordinator:
 
     # -- the agent protocol -------------------------------------------------------------------
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> TurnResult:
-        return self.handle(task, ctx if ctx is not None else AgentContext())
-
     def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
         """The agent streaming protocol: the answering agent's events as it runs (its reply
         as ``ReplyDelta`` pieces while it is generated, so the voice loop speaks at once)."""
-        return AgentStream(self._turn(task, ctx if ctx is not None else AgentContext()))
+        return AgentStream(self._turn(task, context_or_new(ctx)))
 
     def state(self, session_id: str) -> ConversationState:
         return self.store.state(session_id)
 
     # -- one turn ------------------------------------------------------------------------------
 
-    def handle(self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user") -> TurnResult:
+    def handle(self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user") -> AgentResult:
         """Answer one user turn of ``ctx.session_id`` (on the calling thread)."""
         return drain(self._turn(text, ctx, intent=intent, source=source))
 
-    def _turn(
-        self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user"
-    ) -> Generator[Any, None, TurnResult]:
+    def _turn(self, text: str, ctx: AgentContext, *, intent: str | None = None, source: str = "user") -> Turn:
         """One turn as a generator: yields the answering agent's events, returns the result."""
         session = ctx.session_id
         turn = UserTurn(source=source, session_id=session, text=text, intent=intent)
         if self.router.is_agent_output(turn):
-            return TurnResult("", "", why="agent-output")
+            return _turn_result("", "", why="agent-output")
         strategy = self.strategy_for(session)
         if strategy is not None:
-            outcome = yield from stream_call(strategy, text, ctx, timeout_s=self.timeout_s)
-            self._reply(session, getattr(strategy, "name", "strategy"), outcome.text, outcome.ok)
-            return TurnResult(
-                outcome.text, outcome.agent, ok=outcome.ok, why="strategy", error=outcome.error, steps=[outcome]
-            )
+            outcome = yield from stream_child(strategy, text, ctx, timeout_s=self.timeout_s)
+            self._reply(session, strategy.name, outcome.text, outcome.ok)
+            return _turn_result(outcome.text, outcome.agent, why="strategy", step=outcome)
 
         self.handoff.begin_turn(session)
         state = self.store.state(session)
@@ -163,7 +158,7 @@ class Coordinator:
             )
         )
         if decision.agent is None:
-            return TurnResult("", "", why=decision.why, state=state)
+            return _turn_result("", "", why=decision.why, state=state)
         agent = decision.agent
 
         def activate(s: ConversationState) -> ConversationState:
@@ -178,7 +173,7 @@ class Coordinator:
         scratch_key = f"scratch/{agent}"
         scratch = self.store.get_record(session, scratch_key) or {}
         try:
-            outcome = yield from stream_call(
+            outcome = yield from stream_child(
                 self.agents[agent],
                 task,
                 ctx,
@@ -196,9 +191,7 @@ class Coordinator:
         new_state = self.handoff.commit(session) or self.store.state(session)
         self._reply(session, agent, outcome.text, outcome.ok)
         self._observe(text, agent, outcome, ctx)
-        return TurnResult(
-            outcome.text, agent, ok=outcome.ok, why=decision.why, error=outcome.error, state=new_state, steps=[outcome]
-        )
+        return _turn_result(outcome.text, outcome.agent, why=decision.why, state=new_state, step=outcome)
 
     def cancel_workflow(self, session_id: str, reason: str = "cancelled") -> ConversationState | None:
         """Cancel the session's open handoff-with-return, keeping the specialist's scratch state."""
@@ -215,11 +208,11 @@ class Coordinator:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _observe(self, text: str, agent: str, outcome: AgentOutcome, ctx: AgentContext) -> None:
+    def _observe(self, text: str, agent: str, outcome: AgentResult, ctx: AgentContext) -> None:
         sup = self.router.supervisor
         if sup is None or sup == agent:
             return
-        note = call_agent(
+        note = run_child(
             self.agents[sup],
             f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}",
             ctx,

@@ -7,8 +7,12 @@ delegating agent receives, as its tool result::
     {"ok": False, "error": "Maximum delegation depth (5) reached: ..."}
 
 so a small model that keeps delegating is told to answer instead of looping.
-Failures are results too (``{"ok": False, "error": ...}``), never exceptions
-into the calling agent; cancellation (``Cancelled``) still propagates.
+Every delegated run goes through :func:`~edgevox.agents.run.run_child` (child
+context one level deeper, the one failure policy): a failing worker is an
+``AgentResult(ok=False)``, never an exception into the calling agent;
+cancellation (``Cancelled``) still propagates. An unknown target is a caller's
+mistake: :class:`~edgevox.errors.DelegationError` names the agents it may delegate
+to (the ``delegate`` tool hands that message to the model as its tool result).
 
 Three forms: :meth:`Delegator.delegate` (on the caller's thread),
 :meth:`Delegator.delegate_parallel` (a pool of at most ``max_concurrency`` worker
@@ -32,8 +36,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from edgevox.errors import Cancelled
-from edgevox.orchestration.calls import call_agent
+from edgevox.agents.base import Agent, AgentResult
+from edgevox.agents.run import run_child
+from edgevox.errors import Cancelled, DelegationError
 from edgevox.orchestration.events import DelegationFinished, DelegationStarted
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
@@ -171,10 +176,16 @@ class DelegationHandle:
         if self._ctx is not None:
             self._ctx.cancel_token.cancel(reason)
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> AgentResult:
         if self.status == COMPLETED:
-            return {"ok": True, "agent": self.agent, "output": self.output}
-        return {"ok": False, "agent": self.agent, "status": self.status, "error": self.error}
+            return AgentResult(self.output, agent=self.agent)
+        return AgentResult(
+            agent=self.agent,
+            ok=False,
+            error=self.error,
+            cancelled=self.status == CANCELLED,
+            data={"status": self.status},
+        )
 
 
 class Delegator:
@@ -182,7 +193,7 @@ class Delegator:
 
     def __init__(
         self,
-        agents: Mapping[str, Any],
+        agents: Mapping[str, Agent],
         *,
         registry: AgentRegistry | None = None,
         max_depth: int = DEFAULT_MAX_DEPTH,
@@ -207,9 +218,14 @@ class Delegator:
 
     # -- checks ------------------------------------------------------------------------------
 
-    def _refuse(self, target: str, ctx: AgentContext) -> str:
+    def _check_target(self, target: str) -> None:
         if target not in self.agents:
-            return f"unknown agent {target!r}; you can delegate to: {', '.join(sorted(self.agents)) or 'nobody'}"
+            raise DelegationError(
+                f"unknown agent {target!r}; you can delegate to: {', '.join(sorted(self.agents)) or 'nobody'}"
+            )
+
+    def _refuse(self, target: str, ctx: AgentContext) -> str:
+        self._check_target(target)
         if ctx.depth + 1 > self.max_depth:
             return (
                 f"Maximum delegation depth ({self.max_depth}) reached: {ctx.agent_name or 'this agent'} at depth "
@@ -219,23 +235,27 @@ class Delegator:
 
     # -- synchronous ---------------------------------------------------------------------------
 
-    def delegate(self, target: str, task: str, ctx: AgentContext) -> dict[str, Any]:
-        """Run ``target`` on ``task`` one level deeper, on this thread. Never raises but Cancelled."""
+    def delegate(self, target: str, task: str, ctx: AgentContext) -> AgentResult:
+        """Run ``target`` on ``task`` one level deeper, on this thread. Raises ``DelegationError``
+        for an unknown target and ``Cancelled``; every other failure is an ``ok=False`` result."""
         refusal = self._refuse(target, ctx)
         if refusal:
-            return {"ok": False, "error": refusal}
+            return AgentResult(agent=target, ok=False, error=refusal)
         # No concurrency slot: this runs on the caller's thread (a nested chain taking one
         # slot per level would deadlock once the chain is deeper than the cap).
         return self._run(target, task, ctx, background=False)
 
-    def delegate_parallel(self, requests: Sequence[tuple[str, str]], ctx: AgentContext) -> list[dict[str, Any]]:
-        """Run ``(target, task)`` pairs at once, at most ``max_concurrency`` at a time; results in order."""
-        results: list[dict[str, Any] | None] = [None] * len(requests)
+    def delegate_parallel(self, requests: Sequence[tuple[str, str]], ctx: AgentContext) -> list[AgentResult]:
+        """Run ``(target, task)`` pairs at once, at most ``max_concurrency`` at a time; results in order.
+        Every target is checked before any starts (``DelegationError`` names an unknown one)."""
+        for target, _task in requests:
+            self._check_target(target)
+        results: list[AgentResult | None] = [None] * len(requests)
         runnable = []
         for i, (target, task) in enumerate(requests):
             refusal = self._refuse(target, ctx)
             if refusal:
-                results[i] = {"ok": False, "error": refusal}
+                results[i] = AgentResult(agent=target, ok=False, error=refusal)
             else:
                 runnable.append((i, target, task))
         if runnable:
@@ -247,11 +267,11 @@ class Delegator:
         ctx.cancel_token.raise_if_cancelled()
         return [r for r in results if r is not None]
 
-    def _run_slotted(self, target: str, task: str, ctx: AgentContext) -> dict[str, Any]:
+    def _run_slotted(self, target: str, task: str, ctx: AgentContext) -> AgentResult:
         try:
             return self._run(target, task, ctx, background=False)
         except Cancelled as exc:
-            return {"ok": False, "agent": target, "error": f"cancelled: {exc.reason}"}
+            return AgentResult(agent=target, ok=False, cancelled=True, error=f"{target}: cancelled: {exc.reason}")
 
     # -- background ----------------------------------------------------------------------------
 
@@ -268,30 +288,32 @@ class Delegator:
         The run's context is a child of ``ctx``, so a safety stop that cancels ``ctx``
         cancels it too. ``on_done(handle)`` runs on the worker thread when it ends.
         """
-        refusal = self._refuse(target, ctx)
+        refusal = self._refuse(target, ctx)  # raises DelegationError for an unknown target
         handle = DelegationHandle(id="", agent=target)
         if refusal:
             handle.status, handle.error = FAILED, refusal
             handle._done.set()
             return handle
-        handle._ctx = ctx.child()
+        child = handle._ctx = ctx.child()
 
         def work() -> None:
             try:
-                with self._background_slots, track(ctx, "worker", f"delegate {target}", handle._ctx.cancel_token):  # type: ignore[union-attr]
+                with self._background_slots, track(ctx, "worker", f"delegate {target}", child.cancel_token):
                     handle.status = ACTIVE
                     try:
-                        res = self._run(target, task, handle._ctx, background=True, handle=handle)  # type: ignore[arg-type]
+                        res = self._run(target, task, child, background=True, handle=handle)
                     except Cancelled as exc:
-                        res = {"ok": False, "status": CANCELLED, "error": f"cancelled: {exc.reason}"}
-                if handle._ctx.cancelled and res.get("ok"):  # type: ignore[union-attr]
+                        res = AgentResult(agent=target, ok=False, cancelled=True, error=f"cancelled: {exc.reason}")
+                if child.cancelled and res.ok:
                     # It finished after a stop (ignoring the cancel): the late result is discarded.
-                    res = {"ok": False, "status": CANCELLED, "error": f"cancelled: {handle._ctx.cancel_token.reason}"}  # type: ignore[union-attr]
-                handle.output = res.get("output", "")
-                handle.error = res.get("error", "")
-                handle.status = COMPLETED if res.get("ok") else res.get("status", FAILED)
+                    res = AgentResult(
+                        agent=target, ok=False, cancelled=True, error=f"cancelled: {child.cancel_token.reason}"
+                    )
+                handle.output = res.text if res.ok else ""
+                handle.error = res.error
+                handle.status = COMPLETED if res.ok else CANCELLED if res.cancelled else FAILED
             finally:
-                handle._ctx.cancel_token.detach()  # type: ignore[union-attr]
+                child.cancel_token.detach()
                 handle._done.set()
                 if on_done is not None:
                     on_done(handle)
@@ -317,7 +339,7 @@ class Delegator:
 
     def _run(
         self, target: str, task: str, ctx: AgentContext, *, background: bool, handle: DelegationHandle | None = None
-    ) -> dict[str, Any]:
+    ) -> AgentResult:
         parent_id = ctx.deps.get(DELEGATION_ID_DEP)
         inst_id = self.registry.register(
             target, parent=parent_id, depth=ctx.depth + 1, session_id=ctx.session_id, task=task
@@ -338,9 +360,7 @@ class Delegator:
             self._running += 1
             self.peak_concurrency = max(self.peak_concurrency, self._running)
         try:
-            outcome = call_agent(
-                self.agents[target], task, ctx, timeout_s=self.timeout_s, depth=ctx.depth + 1, deps=deps
-            )
+            outcome = run_child(self.agents[target], task, ctx, timeout_s=self.timeout_s, deps=deps)
         except Cancelled as exc:
             self.registry.finish(inst_id, CANCELLED, error=exc.reason)
             ctx.publish(DelegationFinished(delegation_id=inst_id, agent=target, status=CANCELLED, error=exc.reason))
@@ -360,14 +380,23 @@ class Delegator:
                 duration_s=outcome.duration_s,
             )
         )
-        if outcome.ok:
-            return {"ok": True, "agent": target, "output": outcome.text}
-        return {"ok": False, "agent": target, "error": f"{target} failed: {outcome.error}"}
+        return outcome
+
+
+def tool_reply(result: AgentResult) -> dict[str, Any]:
+    """What a delegating model reads: ``{"ok": true, "agent", "output"}`` or ``{"ok": false, "error"}``."""
+    if result.ok:
+        return {"ok": True, "agent": result.agent, "output": result.text}
+    return {"ok": False, "error": result.error}
 
 
 def delegate_via_context(ctx: AgentContext, agent: str, task: str) -> dict[str, Any]:
-    """What the ``delegate`` tool does: find the delegator in ``ctx.deps`` and delegate."""
+    """What the ``delegate`` tool does: find the delegator in ``ctx.deps``, delegate, and
+    answer in the tool's JSON shape (an unknown target's message included)."""
     delegator = ctx.deps.get(DELEGATOR_DEP) if ctx is not None else None
-    if delegator is None:
+    if not isinstance(delegator, Delegator):
         return {"ok": False, "error": "delegation is not available here (no delegator in the agent context)"}
-    return delegator.delegate(agent, task, ctx)
+    try:
+        return tool_reply(delegator.delegate(agent, task, ctx))
+    except DelegationError as exc:
+        return {"ok": False, "error": str(exc)}

@@ -1,10 +1,14 @@
 """Orchestration strategies: several agents answering as one.
 
-Every strategy is an :class:`Orchestration`: it has a ``name`` and
-``run(task, ctx) -> OrchestrationResult``, so it satisfies the agent protocol and
-can be used wherever an agent can (the voice loop, a workflow, another strategy).
-Custom strategies subclass :class:`Orchestration` and implement :meth:`run`,
-calling agents through :meth:`Orchestration.call`.
+Every strategy is an :class:`Orchestration`, a :class:`~edgevox.orchestration.workflows.Workflow`
+with a timeout and a session store: it satisfies the one agent contract (``name``,
+``stream``, ``run``) and can be used wherever an agent can (the voice loop, a
+workflow, another strategy). Its answer is an :class:`~edgevox.agents.base.AgentResult`
+whose ``agent`` is the agent that spoke, ``steps`` every child run, and ``data`` the
+strategy's facts (``approved``, ``iteration``, ``missing``, ``handles``). Custom
+strategies subclass :class:`Orchestration` and implement ``_run(task, ctx)`` (a
+generator returning the result), calling agents through :meth:`Orchestration.call`
+and :meth:`Orchestration.stream_call` (both :func:`~edgevox.agents.run.run_child`).
 
 * :class:`Pipeline` - agents in order; each receives the user request and the
   previous agent's answer. Cancelling mid-way keeps the finished steps under the
@@ -26,15 +30,13 @@ from __future__ import annotations
 
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.agents.base import Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
+from edgevox.agents.run import child_name, drain, run_child, stream_child
 from edgevox.errors import Cancelled
-from edgevox.orchestration.calls import AgentOutcome, agent_name, call_agent, drain, one_piece_stream, stream_call
 from edgevox.orchestration.delegation import (
     ACTIVE,
     CANCELLED,
@@ -44,33 +46,20 @@ from edgevox.orchestration.delegation import (
     DelegationHandle,
     Delegator,
 )
+from edgevox.orchestration.delivery import DeliveryStrategy
 from edgevox.orchestration.events import WorkflowSuspended
 from edgevox.orchestration.handoff import CONTEXT_PREFIX, HandoffHandler
 from edgevox.orchestration.state import SessionStore
 from edgevox.orchestration.tools import HANDOFF_DEP
+from edgevox.orchestration.workflows import Run, Workflow
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
+from edgevox.runtime.events import Event
 
 APPROVED = "APPROVED"
 
 
-@dataclass
-class OrchestrationResult(AgentResult):
-    """What a strategy returns: an :class:`AgentResult` (``text``, ``agent``, ``ok``, ``error``)
-    plus ``steps`` (every agent call made) and strategy-specific facts."""
-
-    steps: list[AgentOutcome] = field(default_factory=list)
-    approved: bool | None = None
-    """Loop: whether the reviewers approved the final draft."""
-    iteration: int = 0
-    """Loop: the iteration that produced ``text`` (1-based)."""
-    missing: list[str] = field(default_factory=list)
-    """Supervisor: workers that failed or timed out."""
-    handles: list[Any] = field(default_factory=list)
-    """Supervisor with async delivery: the background handles."""
-
-
-class Orchestration(ABC):
+class Orchestration(Workflow):
     """Base class of strategies (and of custom ones). Thread-safe if its agents are."""
 
     name: str = "orchestration"
@@ -83,37 +72,26 @@ class Orchestration(ABC):
         self.timeout_s = timeout_s
         self._store = store or SessionStore()
 
-    @abstractmethod
-    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        """Answer ``task`` for the session ``ctx.session_id``."""
-
-    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
-        """Agent streaming protocol: the whole answer arrives as one ``ReplyDelta``."""
-        return one_piece_stream(lambda: self.run(task, ctx), self.name)
-
-    def call(self, agent: Any, task: str, ctx: AgentContext, **child_fields: Any) -> AgentOutcome:
+    def call(self, agent: Agent, task: str, ctx: AgentContext, **child_fields: object) -> AgentResult:
         """Run one agent (child context, this strategy's timeout). Raises only ``Cancelled``."""
-        return call_agent(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
+        return run_child(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
 
     def stream_call(
-        self, agent: Any, task: str, ctx: AgentContext, **child_fields: Any
-    ) -> Generator[Any, None, AgentOutcome]:
+        self, agent: Agent, task: str, ctx: AgentContext, **child_fields: object
+    ) -> Generator[Event, None, AgentResult]:
         """:meth:`call` for the agent whose reply is the answer: yields its events as it runs
-        (``outcome = yield from self.stream_call(...)``), so the reply can be spoken at once."""
-        return stream_call(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
+        (``result = yield from self.stream_call(...)``), so the reply can be spoken at once."""
+        return stream_child(agent, task, ctx, timeout_s=self.timeout_s, **child_fields)
 
     def store_for(self, ctx: AgentContext) -> SessionStore:
         """Where per-session records live: the context's blackboard, else this strategy's own store."""
         return SessionStore(ctx.blackboard) if ctx.blackboard is not None else self._store
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
 
-
-def _check_agents(kind: str, agents: Sequence[Any]) -> list[Any]:
+def _check_agents(kind: str, agents: Sequence[Agent]) -> list[Agent]:
     if not agents:
         raise ValueError(f"{kind} needs at least one agent")
-    names = [agent_name(a) for a in agents]
+    names = [child_name(a) for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"{kind}: agent names must be unique, got {names}")
     return list(agents)
@@ -124,35 +102,29 @@ class Pipeline(Orchestration):
 
     name = "pipeline"
 
-    def __init__(self, agents: Sequence[Any], **kw: Any) -> None:
-        super().__init__(**kw)
+    def __init__(self, agents: Sequence[Agent], **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
         self.agents = _check_agents("Pipeline", agents)
 
     def _record(self) -> str:
         return f"workflow/{self.name}"
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        ctx = ctx if ctx is not None else AgentContext()
-        return drain(self._run_from(task, ctx, []))
-
-    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+    def _run(self, task: str, ctx: AgentContext) -> Run:
         """Earlier stages run to the end; the last stage's reply streams as it is generated."""
-        return AgentStream(self._run_from(task, ctx if ctx is not None else AgentContext(), []))
+        return self._run_from(task, ctx, [])
 
-    def resume(self, ctx: AgentContext) -> OrchestrationResult | None:
+    def resume(self, ctx: AgentContext) -> AgentResult | None:
         """Continue the session's cancelled run from the next step (None if none is kept)."""
         record = self.store_for(ctx).get_record(ctx.session_id, self._record())
         if record is None:
             return None
-        done = [AgentOutcome(s["agent"], s["text"]) for s in record["completed"]]
+        done = [AgentResult(agent=s["agent"], text=s["text"]) for s in record["completed"]]
         return drain(self._run_from(record["task"], ctx, done))
 
-    def suspended(self, ctx: AgentContext) -> dict[str, Any] | None:
+    def suspended(self, ctx: AgentContext) -> dict[str, object] | None:
         return self.store_for(ctx).get_record(ctx.session_id, self._record())
 
-    def _run_from(
-        self, task: str, ctx: AgentContext, done: list[AgentOutcome]
-    ) -> Generator[Any, None, OrchestrationResult]:
+    def _run_from(self, task: str, ctx: AgentContext, done: list[AgentResult]) -> Run:
         store = self.store_for(ctx)
         steps = list(done)
         last = self.agents[-1]
@@ -181,15 +153,9 @@ class Pipeline(Orchestration):
                     answer = steps[-2].text if len(steps) > 1 else ""  # the best answer there is
                     if answer:
                         yield ReplyDelta(source=self.name, text=answer)
-                return OrchestrationResult(
-                    answer,
-                    ok=False,
-                    agent=outcome.agent,
-                    steps=steps,
-                    error=outcome.error,
-                )
+                return AgentResult(answer, agent=outcome.agent, ok=False, error=outcome.error, steps=steps)
         store.put_record(ctx.session_id, self._record(), None)
-        return OrchestrationResult(steps[-1].text, agent=steps[-1].agent, steps=steps)
+        return AgentResult(steps[-1].text, agent=steps[-1].agent, steps=steps)
 
 
 class Swarm(Orchestration):
@@ -199,15 +165,15 @@ class Swarm(Orchestration):
 
     def __init__(
         self,
-        agents: Sequence[Any],
+        agents: Sequence[Agent],
         entry: str | None = None,
         *,
         max_handoffs: int = 5,
         aliases: Mapping[str, str] | None = None,
-        **kw: Any,
+        **kw: object,
     ) -> None:
-        super().__init__(**kw)
-        self.agents = {agent_name(a): a for a in _check_agents("Swarm", agents)}
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.agents = {child_name(a): a for a in _check_agents("Swarm", agents)}
         self.entry = entry or next(iter(self.agents))
         if self.entry not in self.agents:
             raise ValueError(f"Swarm entry {self.entry!r} is not one of {sorted(self.agents)}")
@@ -217,22 +183,17 @@ class Swarm(Orchestration):
     def handler(self, ctx: AgentContext) -> HandoffHandler:
         return HandoffHandler(self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish)
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        return drain(self._answer(task, ctx if ctx is not None else AgentContext()))
-
-    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+    def _run(self, task: str, ctx: AgentContext) -> Run:
         """The answering agent's reply streams as it is generated; the words of an agent that
         hands the turn on are held back (spoken only if that ends the turn: a handoff to a
         human, or too many handoffs)."""
-        return AgentStream(self._answer(task, ctx if ctx is not None else AgentContext()))
-
-    def _answer(self, task: str, ctx: AgentContext) -> Generator[Any, None, OrchestrationResult]:
         handler = self.handler(ctx)
         store = handler.store
         state = store.state(ctx.session_id)
         current = state.active_agent if state.active_agent in self.agents else self.entry
-        steps: list[AgentOutcome] = []
+        steps: list[AgentResult] = []
         deps = {**ctx.deps, HANDOFF_DEP: handler}
+        held: list[ReplyDelta] = []
         for _hop in range(self.max_handoffs + 1):
             handler.begin_turn(ctx.session_id)
             state = store.update(
@@ -242,7 +203,7 @@ class Swarm(Orchestration):
             context, state = state.take_context()
             store.save_state(state)
             agent_task = f"{context}\n\nUser: {task}" if context else task
-            held: list[ReplyDelta] = []
+            held = []
             events = self.stream_call(self.agents[current], agent_task, ctx, deps=deps)
             try:
                 while True:
@@ -259,20 +220,18 @@ class Swarm(Orchestration):
                 events.close()
             steps.append(outcome)
             new_state = handler.commit(ctx.session_id)
-            if new_state is None or not outcome.ok:
+            if new_state is None or not outcome.ok or new_state.active_agent is None:
+                # No handoff, a failure, or a handoff to a human: these words are the answer.
                 yield from held
-                return OrchestrationResult(outcome.text, ok=outcome.ok, agent=current, steps=steps, error=outcome.error)
-            if new_state.active_agent is None:  # handed to a human: the parting words are the answer
-                yield from held
-                return OrchestrationResult(outcome.text, agent=current, steps=steps)
+                return AgentResult(outcome.text, agent=current, ok=outcome.ok, error=outcome.error, steps=steps)
             current = new_state.active_agent
         yield from held
-        return OrchestrationResult(
+        return AgentResult(
             steps[-1].text,
+            agent=steps[-1].agent,
             ok=False,
-            agent=current,
+            error=f"{self.name}: more than {self.max_handoffs} handoffs in one turn",
             steps=steps,
-            error=f"more than {self.max_handoffs} handoffs in one turn",
         )
 
 
@@ -285,26 +244,28 @@ class Supervisor(Orchestration):
     worker. ``refine_task`` has the supervisor first rewrite the request for the workers.
     ``async_delivery`` returns an acknowledgement at once and submits the final answer
     to ``delivery`` (a :class:`~edgevox.orchestration.delivery.DeliveryStrategy`) later.
+    The result's ``data["missing"]`` lists the workers that failed or timed out;
+    ``data["handles"]`` the background handles of an async answer.
     """
 
     name = "supervisor"
 
     def __init__(
         self,
-        supervisor: Any,
-        workers: Sequence[Any],
+        supervisor: Agent,
+        workers: Sequence[Agent],
         *,
         strategy: Literal["sequential", "parallel"] = "sequential",
         auto_delegate: bool = True,
         refine_task: bool = False,
         async_delivery: bool = False,
-        delivery: Any = None,
+        delivery: DeliveryStrategy | None = None,
         max_concurrency: int = 2,
         max_depth: int = 5,
         acknowledgement: str = "I'm working on it and will tell you when it's done.",
-        **kw: Any,
+        **kw: object,
     ) -> None:
-        super().__init__(**kw)
+        super().__init__(**kw)  # type: ignore[arg-type]
         if strategy not in ("sequential", "parallel"):
             raise ValueError(f"Supervisor strategy {strategy!r}: must be 'sequential' or 'parallel'")
         if async_delivery and delivery is None:
@@ -312,8 +273,8 @@ class Supervisor(Orchestration):
                 "Supervisor(async_delivery=True) needs a delivery strategy (Immediate, WaitForIdle, Queued)"
             )
         self.supervisor = supervisor
-        self.supervisor_name = agent_name(supervisor)
-        self.workers = {agent_name(w): w for w in _check_agents("Supervisor", workers)}
+        self.supervisor_name = child_name(supervisor)
+        self.workers = {child_name(w): w for w in _check_agents("Supervisor", workers)}
         self.strategy = strategy
         self.auto_delegate = auto_delegate
         self.refine_task = refine_task
@@ -326,27 +287,21 @@ class Supervisor(Orchestration):
             self.workers, max_depth=max_depth, max_concurrency=max_concurrency, timeout_s=self.timeout_s
         )
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        return drain(self._respond(task, ctx if ctx is not None else AgentContext()))
-
-    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+    def _run(self, task: str, ctx: AgentContext) -> Run:
         """Workers run to the end; the supervisor's own answer streams as it is generated."""
-        return AgentStream(self._respond(task, ctx if ctx is not None else AgentContext()))
-
-    def _respond(self, task: str, ctx: AgentContext) -> Generator[Any, None, OrchestrationResult]:
         if not self.async_delivery:
             return (yield from self._answer(task, ctx))
-        result = OrchestrationResult(
-            self.acknowledgement, agent=self.supervisor_name, handles=[self._start_async(task, ctx)]
-        )
+        handle = self._start_async(task, ctx)
         yield ReplyDelta(source=self.name, text=self.acknowledgement)
-        return result
+        return AgentResult(self.acknowledgement, agent=self.name, data={"handles": [handle]})
 
     def _start_async(self, task: str, ctx: AgentContext) -> DelegationHandle:
         """Answer on a worker thread (``edgevox-supervisor-async``) in a child context (a safety
         stop still cancels it) and submit the answer to the delivery strategy."""
         child = ctx.child()
         handle = DelegationHandle(id=f"{self.name}-async", agent=self.supervisor_name, status=ACTIVE, _ctx=child)
+        delivery = self.delivery
+        assert delivery is not None  # checked in __init__
 
         def work() -> None:
             try:
@@ -355,14 +310,12 @@ class Supervisor(Orchestration):
                 if activity.stale or child.cancelled:  # finished after a stop: never delivered
                     raise Cancelled(child.cancel_token.reason or "stopped")
                 handle.output, handle.status = result.text, COMPLETED
-                self.delivery.submit(result.text, session_id=ctx.session_id, source=self.name)
+                delivery.submit(result.text, session_id=ctx.session_id, source=self.name)
             except Cancelled as exc:
                 handle.status, handle.error = CANCELLED, exc.reason
             except Exception as exc:  # noqa: BLE001 - reported through the handle and in words
                 handle.status, handle.error = FAILED, f"{type(exc).__name__}: {exc}"
-                self.delivery.submit(
-                    f"Sorry, I could not finish that: {exc}", session_id=ctx.session_id, source=self.name
-                )
+                delivery.submit(f"Sorry, I could not finish that: {exc}", session_id=ctx.session_id, source=self.name)
             finally:
                 child.cancel_token.detach()
                 handle._done.set()
@@ -385,8 +338,8 @@ class Supervisor(Orchestration):
         left = [t.name for t in threads if t.is_alive()]
         return left + self.delegator.close(max(0.0, deadline - time.monotonic()))
 
-    def _answer(self, task: str, ctx: AgentContext) -> Generator[Any, None, OrchestrationResult]:
-        steps: list[AgentOutcome] = []
+    def _answer(self, task: str, ctx: AgentContext) -> Run:
+        steps: list[AgentResult] = []
         sub_task = task
         if self.refine_task:
             refined = self.call(
@@ -402,25 +355,21 @@ class Supervisor(Orchestration):
                 self.supervisor, f"{sub_task}\n(You can delegate to: {workers}.)", ctx, deps=deps
             )
             steps.append(final)
-            return OrchestrationResult(
-                final.text, ok=final.ok, agent=self.supervisor_name, steps=steps, error=final.error
-            )
+            return AgentResult(final.text, agent=final.agent, ok=final.ok, error=final.error, steps=steps)
         results = self._run_workers(sub_task, ctx)
-        missing = [r["agent"] for r in results if not r["ok"]]
-        lines = [
-            f"- {r['agent']}: {r['output']}" if r["ok"] else f"- {r['agent']} did not answer ({r['error']})"
-            for r in results
-        ]
+        missing = [r.agent for r in results if not r.ok]
+        lines = [f"- {r.agent}: {r.text}" if r.ok else f"- {r.agent} did not answer ({r.error})" for r in results]
         synthesis = yield from self.stream_call(
             self.supervisor,
             f"User request: {task}\nYour workers reported:\n" + "\n".join(lines) + "\nAnswer the user.",
             ctx,
         )
         steps.append(synthesis)
-        text = synthesis.text
+        text, speaker = synthesis.text, synthesis.agent
         if not synthesis.ok and not text:
             # The supervisor could not answer: the workers' own words are the answer.
-            text = "\n".join(f"{r['agent']}: {r['output']}" for r in results if r["ok"])
+            text = "\n".join(f"{r.agent}: {r.text}" for r in results if r.ok)
+            speaker = self.name
             if text:
                 yield ReplyDelta(source=self.name, text=text)
         if missing:
@@ -428,48 +377,45 @@ class Supervisor(Orchestration):
             note = f"(I could not get an answer from {', '.join(missing)}, so this may be incomplete.)"
             yield ReplyDelta(source=self.name, text=f" {note}" if text else note)
             text = f"{text} {note}".strip()
-        return OrchestrationResult(
+        return AgentResult(
             text,
+            agent=speaker,
             ok=bool(text),
-            agent=self.supervisor_name,
-            steps=steps,
-            missing=missing,
             error="" if synthesis.ok else synthesis.error,
+            steps=steps,
+            data={"missing": missing},
         )
 
-    def _run_workers(self, task: str, ctx: AgentContext) -> list[dict[str, Any]]:
+    def _run_workers(self, task: str, ctx: AgentContext) -> list[AgentResult]:
         names = list(self.workers)
         if self.strategy == "parallel":
-            results = self.delegator.delegate_parallel([(n, task) for n in names], ctx)
-        else:
-            results = []
-            for n in names:
-                earlier = "".join(f"\n{r['agent']} found: {r['output']}" for r in results if r["ok"])
-                results.append(self.delegator.delegate(n, task + earlier, ctx))
-        return [
-            {**r, "agent": r.get("agent", n), "output": r.get("output", ""), "error": r.get("error", "")}
-            for n, r in zip(names, results, strict=True)
-        ]
+            return self.delegator.delegate_parallel([(n, task) for n in names], ctx)
+        results: list[AgentResult] = []
+        for n in names:
+            earlier = "".join(f"\n{r.agent} found: {r.text}" for r in results if r.ok)
+            results.append(self.delegator.delegate(n, task + earlier, ctx))
+        return results
 
 
 class Loop(Orchestration):
     """A writer revised until reviewers approve (``"APPROVED"`` in a review) or ``max_iterations``.
 
     ``strategy``: ``"all"`` reviewers must approve, ``"any"`` one suffices, ``"majority"``.
+    The result's ``data`` has ``approved`` and ``iteration`` (1-based, the one that produced ``text``).
     """
 
     name = "loop"
 
     def __init__(
         self,
-        agent: Any,
-        reviewers: Sequence[Any],
+        agent: Agent,
+        reviewers: Sequence[Agent],
         *,
         strategy: Literal["all", "any", "majority"] = "all",
         max_iterations: int = 3,
-        **kw: Any,
+        **kw: object,
     ) -> None:
-        super().__init__(**kw)
+        super().__init__(**kw)  # type: ignore[arg-type]
         if strategy not in ("all", "any", "majority"):
             raise ValueError(f"Loop strategy {strategy!r}: must be 'all', 'any' or 'majority'")
         if max_iterations < 1:
@@ -486,24 +432,16 @@ class Loop(Orchestration):
             return any(votes)
         return sum(votes) * 2 > len(votes)
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> OrchestrationResult:
-        ctx = ctx if ctx is not None else AgentContext()
-        steps: list[AgentOutcome] = []
+    def _run(self, task: str, ctx: AgentContext) -> Run:
+        steps: list[AgentResult] = []
         prompt = task
-        draft = AgentOutcome(agent_name(self.agent), "")
+        draft = AgentResult(agent=child_name(self.agent))
         for iteration in range(1, self.max_iterations + 1):
             draft = self.call(self.agent, prompt, ctx)
             steps.append(draft)
+            facts = {"approved": False, "iteration": iteration}
             if not draft.ok:
-                return OrchestrationResult(
-                    draft.text,
-                    ok=False,
-                    agent=draft.agent,
-                    steps=steps,
-                    error=draft.error,
-                    approved=False,
-                    iteration=iteration,
-                )
+                return AgentResult(draft.text, agent=draft.agent, ok=False, error=draft.error, steps=steps, data=facts)
             reviews = [
                 self.call(
                     r,
@@ -515,17 +453,18 @@ class Loop(Orchestration):
             steps.extend(reviews)
             votes = [r.ok and APPROVED in r.text.upper() for r in reviews]
             if self._decide(votes):
-                return OrchestrationResult(
-                    draft.text, agent=draft.agent, steps=steps, approved=True, iteration=iteration
-                )
+                yield ReplyDelta(source=draft.agent, text=draft.text)
+                return AgentResult(draft.text, agent=draft.agent, steps=steps, data={**facts, "approved": True})
             feedback = "\n".join(
                 f"- {r.agent}: {r.text if r.ok else 'no review (' + r.error + ')'}"
                 for r, v in zip(reviews, votes, strict=True)
                 if not v
             )
             prompt = f"{task}\n\nYour previous answer: {draft.text}\nReviewer feedback:\n{feedback}\nWrite an improved answer."
-        return OrchestrationResult(
-            draft.text, agent=draft.agent, steps=steps, approved=False, iteration=self.max_iterations
+        if draft.text:
+            yield ReplyDelta(source=draft.agent, text=draft.text)
+        return AgentResult(
+            draft.text, agent=draft.agent, steps=steps, data={"approved": False, "iteration": self.max_iterations}
         )
 
 
@@ -534,7 +473,6 @@ __all__ = [
     "CONTEXT_PREFIX",
     "Loop",
     "Orchestration",
-    "OrchestrationResult",
     "Pipeline",
     "Supervisor",
     "Swarm",

@@ -1,10 +1,9 @@
-"""The runtime core: EventBus, Blackboard, agent messages, BackgroundAgent, Supervisor,
+"""The runtime core: EventBus, Blackboard, agent messages, BackgroundAgent, RestartSupervisor,
 AgentPool and the Runtime that owns them. See ``docs/runtime.md``.
 
 Importing this package is light (standard library only).
 """
 
-from edgevox.runtime.agent import RunnableAgent
 from edgevox.runtime.background import EXIT, AgentState, BackgroundAgent
 from edgevox.runtime.blackboard import Blackboard, Request, Watch
 from edgevox.runtime.bus import EventBus, Mailbox, Subscription
@@ -31,7 +30,7 @@ from edgevox.runtime.messages import (
 )
 from edgevox.runtime.pool import AgentPool
 from edgevox.runtime.runtime import Runtime, RuntimeState
-from edgevox.runtime.supervisor import ChildInfo, ChildSpec, Supervisor
+from edgevox.runtime.supervisor import ChildInfo, ChildSpec, RestartSupervisor
 from edgevox.runtime.timers import TimerWheel
 
 __all__ = [
@@ -54,14 +53,13 @@ __all__ = [
     "Mailbox",
     "Request",
     "Requester",
-    "RunnableAgent",
     "Runtime",
     "RuntimeState",
     "ShutdownEvent",
     "StopEvent",
     "StopReport",
     "Subscription",
-    "Supervisor",
+    "RestartSupervisor",
     "TimerWheel",
     "Watch",
     "debounce_trigger",

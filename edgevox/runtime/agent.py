@@ -1,33 +1,22 @@
-"""The structural agent protocol the runtime needs: a ``name`` and ``run(task, ctx)``.
+"""The structural check the runtime makes on an agent before pooling or running it.
 
-The full Agent (LLM, tools, handoffs) lives in ``edgevox.agents``; the runtime
-only needs this much, so it never imports the agents package (no import cycle,
-and any object with these two members can be pooled or run in the background).
+The agent contract is one protocol, :class:`edgevox.agents.base.Agent` (``name``,
+``stream(task, ctx)``, ``run(task, ctx)`` derived from ``stream``). The runtime calls
+only ``run`` (on the caller's thread for ``AgentPool.run``, on the agent's own worker
+thread ``edgevox-bg-<name>`` for a BackgroundAgent), so it checks only ``name`` and
+``run``. It refers to the protocol for typing only, so the runtime never imports the
+agents package (no import cycle).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from edgevox.runtime.context import AgentContext
+    from edgevox.agents.base import Agent
 
 
-@runtime_checkable
-class RunnableAgent(Protocol):
-    """Anything with a ``name`` and ``run(task, ctx)``.
-
-    ``run`` is called on the thread of whoever runs the agent: the caller's thread for
-    ``AgentPool.run``, the agent's own worker thread (``edgevox-bg-<name>``) for a
-    BackgroundAgent. It should poll ``ctx.cancel_token`` during long work.
-    """
-
-    name: str
-
-    def run(self, task: Any, ctx: AgentContext) -> Any: ...
-
-
-def agent_name(agent: Any) -> str:
+def agent_name(agent: Agent) -> str:
     """The agent's ``name``, or a TypeError saying what is missing."""
     name = getattr(agent, "name", None)
     if not isinstance(name, str) or not name:

@@ -51,16 +51,19 @@ import traceback
 from collections import deque
 from collections.abc import Callable
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from edgevox.errors import AgentError, BusClosedError, Cancelled, LifecycleError
 from edgevox.runtime.activities import track
-from edgevox.runtime.agent import RunnableAgent, agent_name
+from edgevox.runtime.agent import agent_name
 from edgevox.runtime.bus import EventBus, Mailbox, Subscription
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import AgentStateEvent, ErrorEvent, Event
 from edgevox.runtime.lifecycle import SharedStop, StopReport
 from edgevox.runtime.limits import count, duration, optional_wait_s
+
+if TYPE_CHECKING:
+    from edgevox.agents.base import Agent
 
 RestartType = Literal["permanent", "transient", "temporary"]
 RESTART_TYPES = ("permanent", "transient", "temporary")
@@ -101,7 +104,7 @@ class BackgroundAgent:
 
     def __init__(
         self,
-        agent: RunnableAgent | None = None,
+        agent: Agent | None = None,
         trigger: Callable[[Event], Any] | None = None,
         subscribe_to: Any = "*",
         max_queue: int = 32,
@@ -111,7 +114,7 @@ class BackgroundAgent:
         restart_window_s: float = 60.0,
         *,
         name: str | None = None,
-        factory: Callable[[], RunnableAgent] | None = None,
+        factory: Callable[[], Agent] | None = None,
         include_own: bool = False,
         clock: Callable[[], float] = time.monotonic,
         start_timeout_s: float = 5.0,

@@ -18,9 +18,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from edgevox.runtime.agent import RunnableAgent, agent_name
+from edgevox.runtime.agent import agent_name
 from edgevox.runtime.background import BackgroundAgent, RestartType
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
@@ -28,7 +28,10 @@ from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.events import Event
 from edgevox.runtime.lifecycle import StopReport
 from edgevox.runtime.limits import count, optional_wait_s, wait_s
-from edgevox.runtime.supervisor import ChildSpec, Supervisor, SupervisorState
+from edgevox.runtime.supervisor import ChildSpec, RestartSupervisor, SupervisorState
+
+if TYPE_CHECKING:
+    from edgevox.agents.base import Agent
 
 
 class AgentPool:
@@ -39,7 +42,7 @@ class AgentPool:
         *,
         bus: EventBus | None = None,
         blackboard: Blackboard | None = None,
-        supervisor: Supervisor | None = None,
+        supervisor: RestartSupervisor | None = None,
         ctx_defaults: Mapping[str, Any] | None = None,
         max_concurrency: int | None = None,
     ) -> None:
@@ -54,11 +57,11 @@ class AgentPool:
         self._owns_supervisor = supervisor is None
         self.bus = bus if bus is not None else EventBus("pool")
         self.blackboard = blackboard if blackboard is not None else Blackboard(name="pool")
-        self.supervisor = supervisor if supervisor is not None else Supervisor("pool", bus=self.bus)
+        self.supervisor = supervisor if supervisor is not None else RestartSupervisor("pool", bus=self.bus)
         self.ctx_defaults = dict(ctx_defaults or {})
         AgentContext(**self.ctx_defaults)  # fail now, naming the field, if a default is unknown
         self._lock = threading.Lock()
-        self._agents: dict[str, RunnableAgent] = {}
+        self._agents: dict[str, Agent] = {}
         self._background: dict[str, BackgroundAgent] = {}
         self._in_flight: set[CancelToken] = set()
         self._slots_cond = threading.Condition()
@@ -66,7 +69,7 @@ class AgentPool:
 
     # -- registry ----------------------------------------------------------------------------
 
-    def register(self, agent: RunnableAgent) -> RunnableAgent:
+    def register(self, agent: Agent) -> Agent:
         """Add ``agent`` under its ``name``; a name already registered is a ValueError."""
         name = agent_name(agent)
         with self._lock:
@@ -75,13 +78,13 @@ class AgentPool:
             self._agents[name] = agent
         return agent
 
-    def unregister(self, name: str) -> RunnableAgent:
+    def unregister(self, name: str) -> Agent:
         with self._lock:
             if name in self._background:
                 raise ValueError(f"agent {name!r} runs in the background; stop_background({name!r}) first")
             return self._agents.pop(name)
 
-    def get(self, name: str) -> RunnableAgent:
+    def get(self, name: str) -> Agent:
         with self._lock:
             try:
                 return self._agents[name]
@@ -169,7 +172,7 @@ class AgentPool:
         clock: Callable[[], float] = time.monotonic,
         start_timeout_s: float = 5.0,
         shutdown_timeout_s: float = 5.0,
-        factory: Callable[[], RunnableAgent] | None = None,
+        factory: Callable[[], Agent] | None = None,
         ctx: AgentContext | None = None,
     ) -> BackgroundAgent:
         """Run registered agent ``name`` (or ``factory()`` per incarnation) in the background,

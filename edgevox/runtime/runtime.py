@@ -41,7 +41,7 @@ from edgevox.runtime.events import ErrorEvent, ShutdownEvent, StopEvent
 from edgevox.runtime.lifecycle import Lifecycle, SharedStop, StopReport
 from edgevox.runtime.limits import wait_s
 from edgevox.runtime.pool import AgentPool
-from edgevox.runtime.supervisor import Strategy, Supervisor
+from edgevox.runtime.supervisor import Strategy, RestartSupervisor
 
 
 class RuntimeState(str, Enum):
@@ -90,7 +90,7 @@ class Runtime:
         self.activities = ActivityRegistry(name)
         """Everything running on the robot's behalf; a :class:`StopEvent` cancels all of it."""
         self.blackboard = Blackboard(async_watchers=async_watchers, name=name, on_error=self._report_error)
-        self.supervisor = Supervisor(
+        self.supervisor = RestartSupervisor(
             name,
             strategy=strategy,
             max_restarts=max_restarts,

@@ -1,8 +1,8 @@
-"""Supervisor: OTP restart strategies over an ordered list of children.
+"""RestartSupervisor: OTP restart strategies over an ordered list of children.
 
 A child is anything that can be started with an escalation hook and stopped with
 a timeout; :class:`ChildSpec` adapts a BackgroundAgent (``ChildSpec.for_background``)
-or a nested Supervisor (``ChildSpec.for_supervisor``).
+or a nested RestartSupervisor (``ChildSpec.for_supervisor``).
 
 Two levels of budget, as in OTP's nesting: a BackgroundAgent first spends its own
 ``max_restarts`` per ``restart_window_s`` restarting itself; when it gives up it
@@ -21,7 +21,7 @@ Strategies, when child ``C`` (at position ``i``) escalates:
   ``C`` and the ones after it (in order).
 
 Threads: escalations arrive on children's threads and are only queued; one thread
-per supervisor (``edgevox-sup-<name>``) runs :meth:`Supervisor._supervise`, so a
+per supervisor (``edgevox-sup-<name>``) runs :meth:`RestartSupervisor._supervise`, so a
 child is never stopped or joined from its own thread. Structural operations
 (start, add, remove, restart) are serialised by one re-entrant lock.
 
@@ -81,7 +81,7 @@ class ChildSpec:
     stop: Callable[[float], StopReport]
     shutdown_timeout_s: float = 5.0
     describe: Callable[[], tuple[str, int]] = lambda: ("unknown", 0)
-    """``() -> (state, restart_count)`` for :meth:`Supervisor.which_children`."""
+    """``() -> (state, restart_count)`` for :meth:`RestartSupervisor.which_children`."""
     kind: str = "worker"
 
     def __post_init__(self) -> None:
@@ -102,7 +102,7 @@ class ChildSpec:
         )
 
     @classmethod
-    def for_supervisor(cls, sup: Supervisor, shutdown_timeout_s: float = 10.0) -> ChildSpec:
+    def for_supervisor(cls, sup: RestartSupervisor, shutdown_timeout_s: float = 10.0) -> ChildSpec:
         return cls(
             name=sup.name,
             start=lambda escalate: sup.start(on_give_up=escalate),
@@ -115,7 +115,7 @@ class ChildSpec:
 
 @dataclass(frozen=True)
 class ChildInfo:
-    """One row of :meth:`Supervisor.which_children`."""
+    """One row of :meth:`RestartSupervisor.which_children`."""
 
     name: str
     state: str
@@ -140,7 +140,7 @@ class _Child:
         self.removed = False  # set by remove_child, even when it could not take the lock
 
 
-class Supervisor:
+class RestartSupervisor:
     """Restart children by ``strategy`` within an intensity budget. See the module docstring."""
 
     def __init__(
@@ -155,9 +155,9 @@ class Supervisor:
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy = {strategy!r}: must be one of {', '.join(STRATEGIES)}")
-        max_restarts = count("max_restarts", max_restarts, owner=f"Supervisor {name!r}")
+        max_restarts = count("max_restarts", max_restarts, owner=f"RestartSupervisor {name!r}")
         restart_window_s = duration(
-            "restart_window_s", restart_window_s, owner=f"Supervisor {name!r}", above_minimum=True
+            "restart_window_s", restart_window_s, owner=f"RestartSupervisor {name!r}", above_minimum=True
         )
         self.name = name
         self.strategy = strategy
@@ -203,7 +203,7 @@ class Supervisor:
     def remove_child(self, name: str, timeout_s: float | None = None) -> StopReport:
         """Stop a child and forget it, within ``timeout_s`` (default: its ``shutdown_timeout_s``)
         even while a restart holds the supervisor (see the module docstring)."""
-        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"Supervisor {self.name!r}.remove_child")
+        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"RestartSupervisor {self.name!r}.remove_child")
         if timeout_s is None:
             found = self._find(name)  # a whole-list read: safe without the lock
             timeout_s = found.spec.shutdown_timeout_s if found is not None else 0.0
@@ -243,7 +243,7 @@ class Supervisor:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self, *, on_give_up: Escalate | None = None) -> Supervisor:
+    def start(self, *, on_give_up: Escalate | None = None) -> RestartSupervisor:
         """Start children in order; if one fails, stop the started ones (reverse) and raise
         AgentError. Allowed from NEW, STOPPED or FAILED (a fresh start: budget cleared)."""
         with self._ops:
@@ -268,7 +268,7 @@ class Supervisor:
         is left of ``timeout_s``), then the supervision thread. Returns within ``timeout_s`` even
         while a restart is waiting on a stuck child (see the module docstring). Safe from many
         threads at once; a later call re-checks children the last stop left running."""
-        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"Supervisor {self.name!r}.stop")
+        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"RestartSupervisor {self.name!r}.stop")
         return self._stops.run(timeout_s, self._stop)
 
     def _still_running(self) -> StopReport:
@@ -454,4 +454,4 @@ class Supervisor:
             pass
 
     def __repr__(self) -> str:
-        return f"Supervisor({self.name!r}, {self.strategy}, {self._state.value}, children={self.child_names()})"
+        return f"RestartSupervisor({self.name!r}, {self.strategy}, {self._state.value}, children={self.child_names()})"

@@ -26,11 +26,14 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgevox.errors import LifecycleError
 from edgevox.runtime.guard import must_propagate
 from edgevox.runtime.limits import MAX_DURATION_S, duration, wait_s
+
+if TYPE_CHECKING:
+    from edgevox.runtime.context import CancelToken
 
 MAX_SLEEP_S = 60.0
 """The timer thread wakes at least this often (a far deadline is re-checked, never one huge wait)."""
@@ -173,3 +176,34 @@ class TimerWheel:
             if thread.is_alive():
                 return [thread.name]
         return []
+
+
+class Deadline:
+    """Cancel ``token`` after ``timeout_s`` seconds: the one timeout helper of edgevox.
+
+    Used as a context manager around work that polls ``token``; ``fired`` tells
+    afterwards whether the deadline (not someone else) cancelled it. Only ``token`` is
+    ever cancelled - callers pass a *child* token, so a timeout never poisons the
+    caller's context. ``timeout_s=None`` arms nothing. The timer runs on one
+    :class:`TimerWheel` thread (``edgevox-timer-<name>``), closed and joined on exit.
+    """
+
+    def __init__(self, token: CancelToken, timeout_s: float | None, *, name: str, reason: str = "") -> None:
+        self.token = token
+        self.timeout_s = None if timeout_s is None else duration("timeout_s", timeout_s, owner=f"deadline {name!r}")
+        self.reason = reason or f"timed out after {self.timeout_s:g} s" if self.timeout_s is not None else ""
+        self.fired = threading.Event()
+        self._wheel = TimerWheel(name) if self.timeout_s is not None else None
+
+    def _expire(self) -> None:
+        self.fired.set()
+        self.token.cancel(self.reason)
+
+    def __enter__(self) -> Deadline:
+        if self._wheel is not None and self.timeout_s is not None:
+            self._wheel.call_later(self.timeout_s, self._expire)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._wheel is not None:
+            self._wheel.close()

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from edgevox.agents.base import AgentResult
+from edgevox.agents.base import AgentBase, AgentResult, AgentStream
+from edgevox.agents.events import ReplyDelta
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext
 
 
-class ScriptedAgent:
-    """A deterministic agent: ``behaviour(task, ctx) -> str`` (or a fixed reply).
+class ScriptedAgent(AgentBase):
+    """A deterministic agent: ``behaviour(task, ctx) -> str`` (or a fixed reply), answered in one piece.
 
     Records every task and context it was given. ``tool_calls`` lets a script call real
     tools: ``agent.call_tool(tool, args, ctx)`` returns the text the model would read.
@@ -34,15 +35,20 @@ class ScriptedAgent:
         self.tool_results.append(text)
         return text
 
-    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
         ctx = ctx or AgentContext()
-        with self._lock:
-            self.tasks.append(task)
-            self.contexts.append(ctx)
-        out = self.behaviour(task, ctx) if callable(self.behaviour) else self.behaviour
-        if isinstance(out, AgentResult):
-            return out
-        return AgentResult(text=str(out), agent=self.name)
+
+        def answer() -> Iterator[ReplyDelta]:
+            with self._lock:
+                self.tasks.append(task)
+                self.contexts.append(ctx)
+            out = self.behaviour(task, ctx) if callable(self.behaviour) else self.behaviour
+            result = out if isinstance(out, AgentResult) else AgentResult(text=str(out), agent=self.name)
+            if result.text:
+                yield ReplyDelta(source=self.name, text=result.text)
+            return result
+
+        return AgentStream(answer())
 
 
 @pytest.fixture

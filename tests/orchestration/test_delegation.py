@@ -3,6 +3,9 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
+
+from edgevox.errors import DelegationError
 from edgevox.orchestration import AgentRegistry, Delegator
 from edgevox.orchestration.events import DelegationFinished, DelegationStarted
 from edgevox.orchestration.tools import delegate
@@ -34,7 +37,7 @@ def test_delegation_past_max_depth_gives_the_agent_an_error_result(Scripted):
     assert json.loads(deepest)["ok"] is False
     assert json.loads(deepest)["error"].startswith("Maximum delegation depth (5) reached")
     assert agents["a5"].tasks == []
-    assert out["ok"] is True  # each level answered with what it had
+    assert out.ok is True  # each level answered with what it had
     stats = d.registry.stats()
     assert stats["completed"] == 5 and stats["active"] == 0
 
@@ -75,9 +78,11 @@ def test_parallel_delegation_respects_the_concurrency_cap(Scripted):
 
     agents = {f"w{i}": Scripted(f"w{i}", work) for i in range(6)}
     d = Delegator(agents, max_concurrency=2)
-    results = d.delegate_parallel([(n, f"job {n}") for n in agents] + [("ghost", "x")], AgentContext())
-    assert [r.get("output") for r in results[:6]] == [f"job w{i}" for i in range(6)]
-    assert results[6]["ok"] is False and "unknown agent 'ghost'" in results[6]["error"]
+    with pytest.raises(DelegationError, match="unknown agent 'ghost'; you can delegate to: w0, w1"):
+        d.delegate_parallel([(n, f"job {n}") for n in agents] + [("ghost", "x")], AgentContext())
+    assert entered.acquire(timeout=0) is False  # nothing started before the bad target was named
+    results = d.delegate_parallel([(n, f"job {n}") for n in agents], AgentContext())
+    assert [r.text for r in results] == [f"job w{i}" for i in range(6)]
     assert peak[0] <= 2 and d.peak_concurrency <= 2
 
 
@@ -92,7 +97,7 @@ def test_background_delegation_returns_a_handle_to_query_later(Scripted, bus, re
     gate.set()
     assert finished.wait(5)
     assert (handle.status, handle.output) == ("completed", "kitchen is clear")
-    assert handle.result() == {"ok": True, "agent": "scout", "output": "kitchen is clear"}
+    assert (handle.result().ok, handle.result().agent, handle.result().text) == (True, "scout", "kitchen is clear")
     assert d.registry.get(handle.id).status == "completed"
     assert of_kind(recorded, DelegationStarted)[0].background is True
     assert of_kind(recorded, DelegationFinished)[0].session_id == "s"
@@ -108,5 +113,5 @@ def test_background_delegation_can_be_cancelled(Scripted):
 
 
 def test_unknown_delegate_target_is_an_error_result(Scripted):
-    out = Delegator({"a": Scripted("a")}).delegate("b", "x", AgentContext())
-    assert out == {"ok": False, "error": "unknown agent 'b'; you can delegate to: a"}
+    with pytest.raises(DelegationError, match="^unknown agent 'b'; you can delegate to: a$"):
+        Delegator({"a": Scripted("a")}).delegate("b", "x", AgentContext())

@@ -65,7 +65,7 @@ def test_accepted_handoff_moves_the_next_turn_and_passes_the_summary(desk, recor
     state = coord.state("s1")
     assert (state.active_agent, state.phase, state.handoff_count) == ("handler", "handling", 1)
     second = coord.run("hello?", ctx())
-    assert second.agent == "handler" and second.why == "affinity"
+    assert second.agent == "handler" and second.data["why"] == "affinity"
     assert agents["handler"].tasks[0] == "Context from the previous agent: User was charged twice.\n\nUser: hello?"
     third = coord.run("and now?", ctx())
     assert agents["handler"].tasks[1] == "and now?"  # context is delivered once
@@ -101,7 +101,7 @@ def test_target_human_clears_the_active_agent_and_no_agent_answers(desk):
     state = coord.state("s1")
     assert state.active_agent is None and state.phase == "escalation"
     nobody = coord.run("hello?", ctx())
-    assert nobody.agent == "" and nobody.why == "human" and nobody.text == ""
+    assert nobody.agent == "" and nobody.data["why"] == "human" and nobody.text == ""
     coord.handoff.release_human("s1", to_agent="triage")
     assert coord.run("back", ctx()).agent == "triage"
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import edgevox
 import edgevox.orchestration as orch
 
 REQUIRED = {
@@ -36,9 +35,15 @@ def test_public_names_are_importable_and_pinned():
             "DeliveryStrategy",
             "DeliveryWorker",
             "OrchestrationConfig",
-            "OrchestrationResult",
             "SessionStore",
-            "TurnResult",
+            "Fallback",
+            "Parallel",
+            "Repeat",
+            "Retry",
+            "Router",
+            "Sequence",
+            "Timeout",
+            "Workflow",
             "VoiceActivityState",
             "build_orchestration",
         }
@@ -47,10 +52,22 @@ def test_public_names_are_importable_and_pinned():
         assert getattr(orch, name) is not None
 
 
-def test_strategy_names_do_not_shadow_the_workflow_loop_or_the_runtime_supervisor():
-    from edgevox.agents import workflows
+def test_no_two_public_classes_share_a_name():
+    import edgevox.agents
+    import edgevox.runtime
+    from edgevox.orchestration import workflows
 
-    assert orch.Loop is not getattr(workflows, "Loop", None)
+    assert not hasattr(workflows, "Loop") and workflows.Repeat.__name__ == "Repeat"
+    assert edgevox.runtime.RestartSupervisor.__name__ == "RestartSupervisor"
+    assert not hasattr(edgevox.runtime, "Supervisor") and not hasattr(edgevox.agents, "Supervisor")
+    modules = (edgevox, edgevox.agents, edgevox.runtime, orch)
+    owners: dict[str, set[str]] = {}
+    for module in modules:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type):
+                owners.setdefault(obj.__name__, set()).add(f"{obj.__module__}.{obj.__qualname__}")
+    assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     assert orch.Loop.__module__ == "edgevox.orchestration.strategies"
     assert orch.Supervisor.__module__ == "edgevox.orchestration.strategies"
     for name in ("Loop", "Supervisor"):

@@ -90,9 +90,9 @@ def test_writer_review_loop_config():
     coord, _ = build("writer_review_loop.yaml", reply)
     assert isinstance(coord.strategy_for("x"), Loop)
     result = coord.run("announce dinner at seven", AgentContext(session_id="u"))
-    raw = result.steps[0].raw
+    raw = result.steps[0]
     assert result.text == "Dinner is at seven, please be on time."
-    assert (raw.approved, raw.iteration) == (True, 2)
+    assert (raw.data["approved"], raw.data["iteration"]) == (True, 2)
 
 
 def test_home_swarm_config_hands_off_through_the_real_tool_and_overrides_per_session():
@@ -107,16 +107,16 @@ def test_home_swarm_config_hands_off_through_the_real_tool_and_overrides_per_ses
     # The schema fast path of LLMAgent fills handoff_conversation from the user's words;
     # the handler finds "chef" in them.
     result = coord.run("please hand the conversation to the chef, I want pasta", AgentContext(session_id="u"))
-    swarm_result = result.steps[0].raw
+    swarm_result = result.steps[0]
     assert swarm_result.agent == "chef" and result.text == "Boil the pasta for ten minutes."
     chef_first = [s for s in swarm_result.steps if s.agent == "chef"][0]
-    assert chef_first.raw.ok
+    assert chef_first.ok
     # The next turn stays with the chef (the swarm remembers the session's agent).
     again = coord.run("how much salt?", AgentContext(session_id="u"))
-    assert again.steps[0].raw.agent == "chef"
+    assert again.steps[0].agent == "chef"
     # Another session starts at the entry agent.
     other = coord.run("hello", AgentContext(session_id="v"))
-    assert other.steps[0].raw.agent == "concierge"
+    assert other.steps[0].agent == "concierge"
 
 
 def test_unknown_agent_in_orchestration_is_a_config_error_with_a_hint():

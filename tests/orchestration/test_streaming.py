@@ -11,9 +11,9 @@ import pytest
 
 from edgevox.agents.base import AgentResult, AgentStream
 from edgevox.agents.events import ReplyDelta
+from edgevox.agents.run import stream_child
 from edgevox.errors import Cancelled
 from edgevox.orchestration import Coordinator, Pipeline, Supervisor, Swarm
-from edgevox.orchestration.calls import stream_call
 from edgevox.orchestration.tools import handoff_conversation
 from edgevox.runtime.context import AgentContext
 
@@ -105,7 +105,7 @@ def test_a_supervisor_streams_its_synthesis_and_says_which_worker_is_missing():
     )
     spoken, result = first_delta_then_finish(supervisor.stream("is the kitchen clear?", AgentContext()), boss)
     assert spoken.startswith("The kitchen is clear.") and "lidar" in spoken
-    assert result.text == spoken.strip() and result.missing == ["lidar"]
+    assert result.text == spoken.strip() and result.data["missing"] == ["lidar"]
     assert "camera: no obstacles" in boss.tasks[0]
 
 
@@ -146,9 +146,9 @@ def test_closing_the_stream_closes_the_agents_stream_and_keeps_the_handoff_state
     assert coordinator.state("default").active_agent == "helper"
 
 
-def test_stream_call_times_out_a_cooperative_agent_and_keeps_what_it_said():
+def test_stream_child_times_out_a_cooperative_agent_and_keeps_what_it_said():
     agent = Streamer("slow")
-    gen = stream_call(agent, "go", AgentContext(), timeout_s=0.05)
+    gen = stream_child(agent, "go", AgentContext(), timeout_s=0.05)
     events = []
     try:
         while True:
@@ -158,36 +158,39 @@ def test_stream_call_times_out_a_cooperative_agent_and_keeps_what_it_said():
     assert [e.text for e in events] == ["Hello"]
     assert outcome.timed_out and not outcome.ok and "timed out after 0.05 s" in outcome.error
     assert outcome.text == "Hello"
-    assert not [t for t in threading.enumerate() if t.name == "edgevox-timeout-slow"]
+    assert not [t for t in threading.enumerate() if t.name == "edgevox-timer-timeout-slow"]
 
 
-def test_stream_call_raises_cancelled_when_the_caller_is_cancelled():
+def test_stream_child_raises_cancelled_when_the_caller_is_cancelled():
     agent = Streamer("helper")
     ctx = AgentContext()
-    gen = stream_call(agent, "go", ctx)
+    gen = stream_child(agent, "go", ctx)
     assert next(gen).text == "Hello"
     ctx.cancel_token.cancel("stop")
     with pytest.raises(Cancelled):
         next(gen)
 
 
-def test_stream_call_turns_an_agent_failure_into_an_outcome():
+def test_stream_child_turns_an_agent_failure_into_a_result():
     def broken(_task: str, _ctx: AgentContext) -> str:
         raise ValueError("bad")
 
     class StreamOnly:
         name = "chat"
 
-        def stream(self, task: str, ctx: AgentContext) -> Iterator[str]:
-            yield "partial"
-            raise ValueError("lost the model")
+        def stream(self, task: str, ctx: AgentContext) -> AgentStream:
+            def gen() -> Iterator[ReplyDelta]:
+                yield ReplyDelta(source=self.name, text="partial")
+                raise ValueError("lost the model")
 
-    gen = stream_call(ScriptedAgent("plain", broken), "x", AgentContext())
+            return AgentStream(gen())
+
+    gen = stream_child(ScriptedAgent("plain", broken), "x", AgentContext())
     with pytest.raises(StopIteration) as stop:
         next(gen)
     assert not stop.value.value.ok and "ValueError: bad" in stop.value.value.error
 
-    gen = stream_call(StreamOnly(), "x", AgentContext())
+    gen = stream_child(StreamOnly(), "x", AgentContext())
     assert next(gen).text == "partial"
     with pytest.raises(StopIteration) as stop:
         next(gen)

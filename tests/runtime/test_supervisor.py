@@ -1,4 +1,4 @@
-"""Supervisor: strategies, ordered start with rollback, reverse stop, intensity, escalation."""
+"""RestartSupervisor: strategies, ordered start with rollback, reverse stop, intensity, escalation."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import ErrorEvent
 from edgevox.runtime.lifecycle import StopReport
-from edgevox.runtime.supervisor import ChildSpec, Supervisor, SupervisorState
+from edgevox.runtime.supervisor import ChildSpec, RestartSupervisor, SupervisorState
 
 from .conftest import Ping, Pong, RecordingAgent, StateLog
 
@@ -72,7 +72,7 @@ class FakeChild:
 
 def make(strategy="one_for_one", names=("a", "b", "c"), clock=None, **kw):
     journal = Journal()
-    sup = Supervisor("sup", strategy=strategy, clock=clock or (lambda: 0.0), **kw)
+    sup = RestartSupervisor("sup", strategy=strategy, clock=clock or (lambda: 0.0), **kw)
     children = {n: FakeChild(n, journal) for n in names}
     for child in children.values():
         sup.add_child(child.spec)
@@ -85,7 +85,7 @@ def starts_stops(entries):
 
 def test_ordered_start_and_reverse_order_stop_with_per_child_timeouts():
     journal = Journal()
-    sup = Supervisor("s")
+    sup = RestartSupervisor("s")
     for name, t in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
         sup.add_child(FakeChild(name, journal, shutdown_timeout_s=t).spec)
     sup.start()
@@ -97,7 +97,7 @@ def test_ordered_start_and_reverse_order_stop_with_per_child_timeouts():
 
 def test_a_child_that_fails_to_start_rolls_back_the_started_ones():
     journal = Journal()
-    sup = Supervisor("s")
+    sup = RestartSupervisor("s")
     a, b, c = FakeChild("a", journal), FakeChild("b", journal, fail_starts=1), FakeChild("c", journal)
     for child in (a, b, c):
         sup.add_child(child.spec)
@@ -194,9 +194,9 @@ def test_a_failed_restart_counts_toward_the_supervisor_budget(clock):
 
 
 def test_escalation_reaches_the_parent_which_restarts_the_child_supervisor(clock):
-    parent = Supervisor("parent", max_restarts=5, restart_window_s=60.0)
+    parent = RestartSupervisor("parent", max_restarts=5, restart_window_s=60.0)
     journal = Journal()
-    child_sup = Supervisor("child", max_restarts=0, restart_window_s=10.0, clock=clock)
+    child_sup = RestartSupervisor("child", max_restarts=0, restart_window_s=10.0, clock=clock)
     leaf = FakeChild("leaf", journal)
     child_sup.add_child(leaf.spec)
     parent.add_child(ChildSpec.for_supervisor(child_sup))
@@ -212,7 +212,7 @@ def test_escalation_reaches_the_parent_which_restarts_the_child_supervisor(clock
 
 
 def test_which_children_lists_state_and_restarts_in_start_order(bus):
-    sup = Supervisor("s", bus=bus)
+    sup = RestartSupervisor("s", bus=bus)
     bgs = [BackgroundAgent(agent=RecordingAgent(n), trigger=lambda e: None) for n in ("x", "y")]
     for bg in bgs:
         sup.add_child(ChildSpec.for_background(bg, AgentContext(bus=bus), bus))
@@ -229,7 +229,7 @@ def test_background_agent_giving_up_is_restarted_fresh_by_its_supervisor(bus):
     log = StateLog(bus)
     agent = RecordingAgent("bgx", behaviour=lambda task, ctx: 1 / 0 if task == "boom" else task)
     bg = BackgroundAgent(agent=agent, trigger=lambda e: e.n if isinstance(e, Ping) else None, max_restarts=0)
-    sup = Supervisor("s", bus=bus)
+    sup = RestartSupervisor("s", bus=bus)
     sup.add_child(ChildSpec.for_background(bg, AgentContext(bus=bus), bus))
     sup.start()
     bus.publish(Ping(n="boom"))
@@ -301,7 +301,7 @@ def stuck_sibling_setup(strategy="one_for_all"):
         subscribe_to=Pong,
         max_restarts=0,
     )
-    sup = Supervisor("sup", strategy=strategy, bus=bus)
+    sup = RestartSupervisor("sup", strategy=strategy, bus=bus)
     for bg in (stuck, crash):
         sup.add_child(ChildSpec.for_background(bg, ctx, bus))
     sup.start()
@@ -350,7 +350,7 @@ def test_concurrent_stops_share_one_stop_and_one_report():
         journal.add("stop", "slow")
         return StopReport()
 
-    sup = Supervisor("sup")
+    sup = RestartSupervisor("sup")
     sup.add_child(ChildSpec("slow", lambda escalate: None, slow_stop))
     sup.start()
     reports = []
@@ -412,8 +412,8 @@ def test_a_give_up_hook_raising_system_exit_is_reported_and_the_thread_survives(
     ],
 )
 def test_supervisor_options_that_cannot_work_are_rejected_naming_them(kwargs, match):
-    with pytest.raises(ValueError, match=f"Supervisor 'x': {match}: must be"):
-        Supervisor("x", **kwargs)
+    with pytest.raises(ValueError, match=f"RestartSupervisor 'x': {match}: must be"):
+        RestartSupervisor("x", **kwargs)
 
 
 def test_child_spec_shutdown_timeouts_are_checked_and_stop_timeouts_clamped():

@@ -1,0 +1,127 @@
+"""Running a child agent: the one place, with the one failure policy.
+
+Every workflow, strategy, delegation and handoff runs a sub-agent through
+:func:`run_child` (blocking) or :func:`stream_child` (``result = yield from
+stream_child(...)``, passing the child's events through so its reply can be spoken
+while it is generated). Both run the child on the calling thread.
+
+The failure policy:
+
+* the child runs in ``ctx.child(agent_name=<child>, depth=ctx.depth + 1, **child_fields)``
+  (the one place contexts are made): same bus, blackboard, session, hooks and deps,
+  and a child cancel token;
+* the child raises an exception -> ``AgentResult(ok=False, error="<child>: <Type>: <message>")``;
+* the child reports a failure -> its result, the error prefixed ``"<child>: "``;
+* ``timeout_s`` passes -> the *child's* token is cancelled (a cooperative agent
+  stops at its next check) and the result has ``ok=False, timed_out=True`` and the
+  text generated so far; the caller's token is never touched;
+* the caller's token is cancelled (barge-in, safety stop) -> :class:`~edgevox.errors.Cancelled`
+  propagates, before, during or after the child's run, so a cancelled composite stops
+  at once and can keep its partial state.
+
+``duration_s`` is always set. The child's result names the agent that spoke.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from edgevox.agents.base import Agent, AgentResult
+from edgevox.agents.events import ReplyDelta
+from edgevox.errors import Cancelled
+from edgevox.runtime.timers import Deadline
+
+if TYPE_CHECKING:
+    from edgevox.runtime.context import AgentContext
+    from edgevox.runtime.events import Event
+
+ChildRun = Generator["Event", None, AgentResult]
+
+
+def child_name(agent: Agent) -> str:
+    """The agent's name, or a TypeError saying which part of the contract is missing."""
+    name = getattr(agent, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{agent!r} is not an agent: it needs a non-empty str `name` and `stream(task, ctx)`")
+    if not callable(getattr(agent, "stream", None)):
+        raise TypeError(f"agent {name!r} has no stream(task, ctx); subclass edgevox.agents.AgentBase")
+    return name
+
+
+def stream_child(
+    agent: Agent, task: str, ctx: AgentContext, *, timeout_s: float | None = None, **child_fields: Any
+) -> ChildRun:
+    """Run ``agent`` on ``task`` in a child of ``ctx``, yielding its events; returns its result.
+
+    Closing the generator (the listener stopped reading: barge-in) closes the child's stream.
+    """
+    name = child_name(agent)
+    ctx.cancel_token.raise_if_cancelled()
+    fields: dict[str, Any] = {"agent_name": name, "depth": ctx.depth + 1, **child_fields}
+    child = ctx.child(**fields)
+    started = time.monotonic()
+    parts: list[str] = []
+    deadline = Deadline(child.cancel_token, timeout_s, name=f"timeout-{name}")
+    result: AgentResult | None = None
+    error = ""
+    try:
+        with deadline:
+            stream = agent.stream(task, child)
+            try:
+                for event in stream:
+                    if isinstance(event, ReplyDelta):
+                        parts.append(event.text)
+                    yield event
+                result = stream.result()
+            except Cancelled:
+                if ctx.cancelled:
+                    raise
+                error = "" if deadline.fired.is_set() else "cancelled"
+            except Exception as exc:  # noqa: BLE001 - the policy: a failing child becomes a result
+                error = f"{type(exc).__name__}: {first_line(exc)}"
+            finally:
+                stream.close()
+    finally:
+        child.cancel_token.detach()
+    if ctx.cancelled:
+        raise Cancelled(ctx.cancel_token.reason)
+    duration_s = time.monotonic() - started
+    if result is None:
+        result = AgentResult(text="".join(parts), agent=name, ok=False, cancelled=error == "cancelled")
+    result = replace(result, agent=result.agent or name, duration_s=duration_s)
+    if deadline.fired.is_set():
+        result = replace(result, ok=False, cancelled=False, timed_out=True, error=f"timed out after {timeout_s:g} s")
+    elif error:
+        result = replace(result, ok=False, error=error)
+    if not result.ok or result.error:
+        result = replace(result, ok=False, error=prefixed(name, result.error or "failed"))
+    return result
+
+
+def run_child(
+    agent: Agent, task: str, ctx: AgentContext, *, timeout_s: float | None = None, **child_fields: Any
+) -> AgentResult:
+    """:func:`stream_child` run to its end on the calling thread, its events dropped."""
+    return drain(stream_child(agent, task, ctx, timeout_s=timeout_s, **child_fields))
+
+
+def drain(gen: Generator[Any, None, AgentResult]) -> AgentResult:
+    """Run a generator to its end, dropping what it yields; its return value."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def prefixed(name: str, error: str) -> str:
+    """``"<name>: <error>"`` (once: an error already naming ``name`` is kept)."""
+    return error if error.startswith(f"{name}: ") else f"{name}: {error}"
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
