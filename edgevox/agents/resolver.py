@@ -66,7 +66,9 @@ from edgevox.agents.numbers import (
 )
 from edgevox.agents.tools import Tool
 
-STOPWORDS = frozenset(
+# Function words, ignored when matching a request to tools (the safety stop phrases are
+# edgevox.voice.stop_phrases).
+FUNCTION_WORDS = frozenset(
     """a an the to of in on at by for with from into onto over under up down out off about around
     i me my mine you your yours we us our it its this that these those he she they them their
     is are was were be been am being do does did doing done have has had having can could would will
@@ -120,7 +122,7 @@ def stem(word: str) -> str:
 
 
 def content_stems(text: str) -> list[str]:
-    return [stem(t) for t, _, _ in tokenize(text) if t not in STOPWORDS and not t[0].isdigit()]
+    return [stem(t) for t, _, _ in tokenize(text) if t not in FUNCTION_WORDS and not t[0].isdigit()]
 
 
 DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
@@ -209,7 +211,7 @@ def sign_rule(description: str) -> SignRule | None:
     cues: dict[str, set[str]] = {"negativ": set(), "positiv": set()}
 
     def cue_words(piece: list[str]) -> set[str]:
-        found = {st for st in piece if st not in SIGN_STOP and (st in direction_words or st not in STOPWORDS)}
+        found = {st for st in piece if st not in SIGN_STOP and (st in direction_words or st not in FUNCTION_WORDS)}
         return (found & direction_words) or found  # "lowers the arm": the direction, not the arm
 
     text = re.sub(r"\(([^)]*)\)", lambda m: " " + m.group(1).replace(",", " ") + " ", description)
@@ -354,7 +356,7 @@ class SchemaResolver:
     def _propose(self, text: str, *, query_only: bool = False) -> Proposal:
         tokens = tokenize(text)
         words = [t for t, _, _ in tokens]
-        stems = {stem(w) for w in words if w not in STOPWORDS and not w[0].isdigit()}
+        stems = {stem(w) for w in words if w not in FUNCTION_WORDS and not w[0].isdigit()}
         # Words of a value named whole ("charging dock") are that argument, not a tool word
         # ("where is the charging dock" is not about the battery's *charge*).
         stems -= self._named_value_stems(words)
@@ -653,7 +655,7 @@ def _match_enum(values: list[Any], stems: list[str]) -> Any:
     owners: dict[str, set[int]] = {}
     for i, ws in enumerate(raw):
         for w in ws:
-            if w not in STOPWORDS:
+            if w not in FUNCTION_WORDS:
                 owners.setdefault(stem(w), set()).add(i)
     for w, own in owners.items():
         for j, ws in enumerate(raw):
@@ -704,13 +706,13 @@ def _string_after_trigger(
     start = 0
     n = len(tokens)
     for i in range(n + 1):
-        is_trigger = i < n and vocab.get(stems[i], 0) >= 1.0 and tokens[i][0] not in STOPWORDS
+        is_trigger = i < n and vocab.get(stems[i], 0) >= 1.0 and tokens[i][0] not in FUNCTION_WORDS
         if i < n and not is_trigger:
             continue
         a, b = start, i
-        while a < b and (tokens[a][0] in STOPWORDS or tokens[a][0] in DETERMINERS):
+        while a < b and (tokens[a][0] in FUNCTION_WORDS or tokens[a][0] in DETERMINERS):
             a += 1
-        while b > a and (tokens[b - 1][0] in STOPWORDS or tokens[b - 1][0] in ("thanks", "thank")):
+        while b > a and (tokens[b - 1][0] in FUNCTION_WORDS or tokens[b - 1][0] in ("thanks", "thank")):
             b -= 1
         if b > a and (best is None or b - a >= best[1] - best[0]):
             best = (a, b)

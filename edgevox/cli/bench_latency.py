@@ -630,7 +630,7 @@ class _Bench:
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
-    from edgevox.voice.stopwords import StopPhraseMatcher
+    from edgevox.voice.stop_phrases import StopPhraseMatcher
 
     bench = _Bench(args)
     config = bench.config

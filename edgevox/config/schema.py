@@ -345,7 +345,7 @@ class VoiceConfig(Section):
 
 
 def _default_stop_phrases() -> list[str]:
-    from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES  # one list; imported late (voice pulls numpy)
+    from edgevox.voice.stop_phrases import DEFAULT_STOP_PHRASES  # one list; imported late (voice pulls numpy)
 
     return list(DEFAULT_STOP_PHRASES)
 

@@ -7,10 +7,10 @@ Heavy engines are never imported here (see :mod:`edgevox.voice.defaults`).
 from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.latency import LatencyObserver
-from edgevox.voice.loop import StopReport, VoiceLoop, VoiceSettings
+from edgevox.voice.loop import VoiceLoop, VoiceSettings
 from edgevox.voice.segmenter import Segmenter, SegmenterSettings
 from edgevox.voice.speechtext import clean_for_speech
-from edgevox.voice.stopwords import StopPhraseMatcher
+from edgevox.voice.stop_phrases import StopPhraseMatcher
 
 __all__ = [
     "ChatAgent",
@@ -20,7 +20,6 @@ __all__ = [
     "Segmenter",
     "SegmenterSettings",
     "StopPhraseMatcher",
-    "StopReport",
     "VoiceLoop",
     "VoiceSettings",
     "clean_for_speech",

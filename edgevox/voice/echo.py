@@ -9,7 +9,7 @@ Three modes (``VoiceSettings.echo_guard``):
     "stop" always works, and the robot's own voice never starts a turn. The
     cost: the user cannot interrupt with anything but a stop phrase, and a reply
     that itself says "stop" would stop the robot (a harmless false stop; see
-    ``stopwords.py`` for why stops err on that side).
+    ``stop_phrases.py`` for why stops err on that side).
 
 ``"energy_gate"`` (full duplex, barge-in enabled)
     A frame the VAD calls speech only counts if its RMS exceeds

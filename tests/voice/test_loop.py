@@ -453,7 +453,7 @@ def test_stop_reports_a_thread_that_would_not_finish(bus, recorder):
     loop.submit_text("go")
     assert entered.wait(5)
     report = loop.stop(0.2)
-    assert not report.clean and "edgevox-voice-turn" in report.abandoned_threads
+    assert not report.clean and "edgevox-voice-turn" in report.abandoned
     assert report.cancelled_turns == [1]
     release.set()
     for t in threading.enumerate():

@@ -12,7 +12,6 @@ import pytest
 
 from edgevox.agents.events import AgentStarted, ToolCallStarted
 from edgevox.agents.llm_agent import LLMAgent
-from edgevox.app import VoiceAgent
 from edgevox.examples.home_robot import SimulatedRobot, build_home_robot_agent
 from edgevox.testing import FakeAudioIn, FakeSTT, ScriptedLLM
 from edgevox.voice.events import (
@@ -51,7 +50,7 @@ def _close_agents(loops):  # noqa: ANN001 - after the loops fixture, so loops st
         assert _AGENTS.pop().close(5), "an agent's skill thread did not end"
 
 
-def robot(llm: ScriptedLLM, drives: list[str]) -> VoiceAgent:
+def robot(llm: ScriptedLLM, drives: list[str]) -> LLMAgent:
     """The home-robot demo agent (``go_to`` is a skill); every skill it starts is recorded."""
     sim = SimulatedRobot(speed_m_s=50.0)
     agent = build_home_robot_agent(llm, sim)
@@ -64,14 +63,14 @@ def robot(llm: ScriptedLLM, drives: list[str]) -> VoiceAgent:
         return submit(handle, fn)
 
     executor.submit = recording_submit
-    return VoiceAgent(agent)
+    return agent
 
 
 def test_a_reply_is_generated_in_the_pause_and_released_only_when_the_endpoint_confirms(bus, recorder, loops):
     llm = ScriptedLLM(["Hello! How can I help?"])
     stt = FakeSTT(lambda audio: "hello robot")
     mic = FakeAudioIn()
-    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, agent=VoiceAgent(LLMAgent("chat", llm=llm)))
+    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, agent=LLMAgent("chat", llm=llm))
     start(loops, loop)
     mic.feed(PAUSE)
     # The model is already generating on the pause's transcript...
@@ -125,7 +124,7 @@ def test_speech_after_the_pause_drops_the_guess_and_its_tool_never_runs(bus, rec
     assert [e.text for e in recorder.of(TranscriptEvent)] == ["no, don't go to the kitchen"]
     assert loop.speculative_turns["discarded"] >= 1 and loop.speculative_turns["committed"] == 0
     # The guess left nothing in the conversation memory: only the final exchange is there.
-    history = agent.agent.memory.history("default")
+    history = agent.memory.history("default")
     assert [m["content"] for m in history if m["role"] == "user"] == ["no, don't go to the kitchen"]
 
 
@@ -163,7 +162,7 @@ def test_echo_and_stop_phrases_are_never_guessed_on(bus, recorder, loops):
     stt = FakeSTT(lambda audio: "stop")
     mic = FakeAudioIn()
     llm = ScriptedLLM([])
-    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, agent=VoiceAgent(LLMAgent("c", llm=llm)))
+    loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, agent=LLMAgent("c", llm=llm))
     start(loops, loop)
     mic.feed(np.concatenate([PAUSE, silence(0.5)]))
     recorder.wait_for(Stopped)
@@ -192,7 +191,7 @@ def test_speculative_replies_can_be_turned_off(bus, recorder, loops):
     llm = ScriptedLLM(["Hi."])
     stt = FakeSTT(lambda audio: "hello robot")
     mic = FakeAudioIn()
-    agent = VoiceAgent(LLMAgent("chat", llm=llm))
+    agent = LLMAgent("chat", llm=llm)
     loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, agent=agent, speculative_reply=False)
     start(loops, loop)
     mic.feed(np.concatenate([PAUSE, silence(0.5)]))
@@ -215,7 +214,7 @@ def test_a_request_that_stops_mid_phrase_is_held_open_and_a_complete_one_ends_ea
     )
     stt = FakeSTT(lambda audio: heard)
     mic = FakeAudioIn()
-    agent = VoiceAgent(LLMAgent("chat", llm=ScriptedLLM(default="Okay.")))
+    agent = LLMAgent("chat", llm=ScriptedLLM(default="Okay."))
     loop, _ = make_loop(bus, stt=stt, audio_in=mic, segmenter=adaptive, agent=agent)
     start(loops, loop)
     mic.feed(PAUSE)

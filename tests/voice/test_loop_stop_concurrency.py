@@ -50,7 +50,7 @@ def test_a_second_stopper_is_never_told_clean_while_the_loops_threads_still_run(
     stopper.start()
     assert agent.cancelled.wait(5)  # the first stop is under way and waits on the turn thread
     second = loop.stop(0.1)  # before: returned at once with an empty, "clean" report
-    assert not second.clean and "edgevox-voice-turn" in second.abandoned_threads
+    assert not second.clean and "edgevox-voice-turn" in second.abandoned
     agent.release.set()
     stopper.join(5)
     assert first[0].clean and first[0].cancelled_turns == [1]

@@ -6,7 +6,7 @@ import pytest
 
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.speechtext import clean_for_speech, number_to_words, ordinal_to_words
-from edgevox.voice.stopwords import StopPhraseMatcher
+from edgevox.voice.stop_phrases import StopPhraseMatcher
 
 
 def chunk_stream(text: str, settings: ChunkerSettings | None = None, step: int = 1) -> list[str]:
@@ -187,7 +187,7 @@ def test_stop_phrases_are_configurable():
 
 def test_the_config_default_stop_phrases_are_the_matcher_defaults():
     from edgevox.config.schema import SafetyConfig
-    from edgevox.voice.stopwords import DEFAULT_STOP_PHRASES
+    from edgevox.voice.stop_phrases import DEFAULT_STOP_PHRASES
 
     assert tuple(SafetyConfig().stop_phrases) == DEFAULT_STOP_PHRASES
 

@@ -1,0 +1,228 @@
+"""The capture thread (``edgevox-voice-capture``): microphone -> frames -> VAD -> segmenter -> utterances.
+
+:class:`Capture` reads blocks from ``AudioIn`` (the device callback lives inside the
+adapter and only copies frames into a queue), resamples them to the VAD rate, cuts them
+into frames, applies the echo guard (:mod:`edgevox.voice.echo`) and feeds the
+:class:`~edgevox.voice.segmenter.Segmenter`. What the segmenter reports becomes:
+
+* ``SegmentStart`` - a new turn id, ``SpeechStarted``, and a barge-in when the reply is
+  audible and the speech is not the robot's echo;
+* ``SegmentPause`` - the audio so far, offered for speculative STT (``spec_job``);
+* ``SegmentResume`` - the speculative turn of this utterance is stale: discarded;
+* ``SegmentEnd`` - ``SpeechEnded`` and a final utterance for the STT thread.
+
+Device loss (``AudioIn.read`` raising, or no audio for ``input_stall_s``) reopens the
+input with back-off until it works or the loop stops. End of input (``EOFError``, a WAV
+file) flushes the segmenter, publishes ``InputEnded`` and ends the thread.
+
+:meth:`hint` is the one method another thread calls: the STT thread passes the
+speculative transcript's ending to the segmenter (adaptive endpoint).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from edgevox.engines.base import VAD, AudioIn, AudioOut
+from edgevox.engines.resample import Resampler
+from edgevox.errors import AudioDeviceError
+from edgevox.voice.echo import rms
+from edgevox.voice.endpoint import classify_ending
+from edgevox.voice.events import AudioDevice, InputEnded, SpeechEnded, SpeechStarted
+from edgevox.voice.queues import LoopQueues, Utterance
+from edgevox.voice.segmenter import (
+    FrameSplitter,
+    SegmentEnd,
+    Segmenter,
+    SegmentPause,
+    SegmentResume,
+    SegmentStart,
+)
+from edgevox.voice.speaker import Speaker
+
+if TYPE_CHECKING:
+    from edgevox.voice.settings import VoiceSettings
+
+
+@runtime_checkable
+class StatefulVAD(Protocol):
+    """A VAD with stream state (Silero) that must forget it after a device reopen."""
+
+    def reset(self) -> None: ...
+
+
+class Capture:
+    """The capture thread's work (see the module docstring)."""
+
+    def __init__(
+        self,
+        queues: LoopQueues,
+        vad: VAD,
+        audio_in: AudioIn,
+        audio_out: AudioOut,
+        speaker: Speaker,
+        settings: VoiceSettings,
+        *,
+        barge_in: Callable[[float], None],
+    ) -> None:
+        self.q = queues
+        self.vad = vad
+        self.audio_in = audio_in
+        self.audio_out = audio_out
+        self.speaker = speaker
+        self.settings = settings
+        self._barge_in = barge_in
+        self.device_reopens = 0
+        self._segmenter: Segmenter | None = None
+
+    def run(self) -> None:
+        """Capture thread: read blocks, VAD, segment; barge in; reopen a lost device."""
+        q = self.q
+        settings = self.settings
+        seg_settings = settings.segmenter
+        if not settings.speculative_stt:
+            # Nothing transcribes the pauses, so no hint ever shortens the hold: no adaptive endpoint.
+            seg_settings = dataclasses.replace(seg_settings, hold_silence_ms=0)
+        rate = self.vad.sample_rate_hz
+        segmenter = Segmenter(seg_settings, rate)
+        self._segmenter = segmenter
+        splitter = FrameSplitter(segmenter.frame_samples, rate)
+        resampler = Resampler(self.audio_in.sample_rate_hz, rate) if self.audio_in.sample_rate_hz != rate else None
+        last_audio = time.monotonic()
+        last_playing = 0.0
+        utt_turn_id = 0
+        utt_echo = False
+        guard = settings.echo_guard
+        while not q.stopping.is_set():
+            try:
+                block = self.audio_in.read(settings.read_timeout_s)
+            except EOFError:
+                end = segmenter.flush()
+                if end is not None:
+                    self._end_utterance(utt_turn_id, end, utt_echo)
+                q.publish(InputEnded())
+                q.input_done.set()
+                return
+            except Exception as exc:  # noqa: BLE001 - any read failure (AudioDeviceError or other) is a lost device
+                if not self._reopen(exc):
+                    return
+                self._reset(segmenter, splitter)
+                last_audio = time.monotonic()
+                continue
+            now_mono = time.monotonic()
+            if block is None:
+                stall = settings.input_stall_s
+                if stall is not None and now_mono - last_audio > stall:
+                    if not self._reopen(AudioDeviceError(f"no audio from the input for {stall:.1f} s")):
+                        return
+                    self._reset(segmenter, splitter)
+                    last_audio = time.monotonic()
+                continue
+            last_audio = now_mono
+            if resampler is not None:
+                block = resampler.process(block)
+            now = time.time()
+            for frame, frame_end in splitter.push(block, now):
+                speaking = self.speaker.speaking
+                if speaking or self.audio_out.playing:
+                    last_playing = now_mono
+                echo = speaking or (now_mono - last_playing) * 1000 < settings.echo_tail_ms
+                voiced = self.vad.is_speech(frame)
+                if voiced and echo and guard == "energy_gate":
+                    reference = self.speaker.echo_level(settings.energy_gate_window_ms)
+                    voiced = rms(frame) > settings.energy_gate_ratio * reference
+                event = segmenter.process(frame, voiced, frame_end)
+                if isinstance(event, SegmentStart):
+                    utt_turn_id = next(q.ids)
+                    q.capture_turn_id = utt_turn_id
+                    utt_echo = echo and guard == "half_duplex"
+                    q.publish(
+                        SpeechStarted(
+                            turn_id=utt_turn_id,
+                            timestamp=now,
+                            first_voiced_at=event.first_voiced_at,
+                            during_playback=speaking,
+                        )
+                    )
+                    if speaking and not utt_echo and settings.barge_in:
+                        self._barge_in(event.first_voiced_at)
+                elif isinstance(event, SegmentPause):
+                    if settings.speculative_stt:
+                        self._speculate(utt_turn_id, event, utt_echo)
+                elif isinstance(event, SegmentResume):
+                    q.discard_speculation(utt_turn_id)  # the user went on: the guess is stale
+                elif isinstance(event, SegmentEnd):
+                    q.capture_turn_id = 0
+                    self._end_utterance(utt_turn_id, event, utt_echo)
+
+    def hint(self, turn_id: int, samples: int, text: str) -> None:
+        """STT thread: the speculative transcript of ``samples`` of utterance ``turn_id``.
+
+        Adaptive endpoint: a complete request ends after end_silence_ms, a complete statement
+        after statement_silence_ms, one that stops mid-phrase ("turn left and") is held for
+        hold_silence_ms. Ignored unless that utterance is still being captured."""
+        segmenter = self._segmenter
+        if segmenter is not None and turn_id == self.q.capture_turn_id:
+            ending = classify_ending(text)
+            segmenter.hint(samples, ending.complete, statement=ending.statement)
+
+    def _reset(self, segmenter: Segmenter, splitter: FrameSplitter) -> None:
+        """After a device reopen: forget the utterance in progress and the VAD's stream state."""
+        segmenter.reset()
+        splitter.reset()
+        if isinstance(self.vad, StatefulVAD):
+            self.vad.reset()
+        self.q.capture_turn_id = 0
+        self.q.drop_speculation()
+
+    def _speculate(self, turn_id: int, pause: SegmentPause, echo: bool) -> None:
+        """Offer the audio so far for speculative STT (replaces an older offer)."""
+        with self.q.cond:
+            self.q.spec_job = Utterance(turn_id, pause.audio, echo)
+            self.q.cond.notify_all()
+
+    def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool) -> None:
+        q = self.q
+        q.publish(
+            SpeechEnded(
+                turn_id=turn_id,
+                last_voiced_at=end.last_voiced_at,
+                duration_s=end.audio.shape[0] / self.vad.sample_rate_hz,
+                truncated=end.truncated,
+                ignored=echo,
+            )
+        )
+        with q.cond:
+            q.utterances.append(Utterance(turn_id, end.audio, echo, end.pause_samples))
+            if q.spec_job is not None and q.spec_job.turn_id == turn_id:
+                # The utterance is final now: its own job (below) is what the STT thread needs.
+                # A speculation already running for it may still be used if its audio matches.
+                q.spec_job = None
+            q.cond.notify_all()
+
+    def _reopen(self, exc: BaseException) -> bool:
+        """Restart the input until it works; False if the loop is stopping."""
+        q = self.q
+        q.publish(AudioDevice(state="lost", error=str(exc)))
+        attempt = 0
+        while not q.stopping.is_set():
+            backoff = self.settings.reopen_backoff_s
+            wait_s = backoff[min(attempt, len(backoff) - 1)]
+            attempt += 1
+            with suppress(Exception):
+                self.audio_in.stop()
+            if q.stopping.wait(wait_s):
+                return False
+            try:
+                self.audio_in.start()
+            except Exception as err:  # noqa: BLE001 - keep trying; every failure is reported
+                q.publish(AudioDevice(state="failed", error=str(err), attempt=attempt))
+                continue
+            self.device_reopens += 1
+            q.publish(AudioDevice(state="reopened", attempt=attempt))
+            return True
+        return False
