@@ -360,7 +360,8 @@ class Delegator:
             self._running += 1
             self.peak_concurrency = max(self.peak_concurrency, self._running)
         try:
-            outcome = run_child(self.agents[target], task, ctx, timeout_s=self.timeout_s, deps=deps)
+            # A worker gets its own scratch state: what it keeps must not leak into the delegator's.
+            outcome = run_child(self.agents[target], task, ctx, timeout_s=self.timeout_s, deps=deps, state={})
         except Cancelled as exc:
             self.registry.finish(inst_id, CANCELLED, error=exc.reason)
             ctx.publish(DelegationFinished(delegation_id=inst_id, agent=target, status=CANCELLED, error=exc.reason))

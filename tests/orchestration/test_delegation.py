@@ -115,3 +115,14 @@ def test_background_delegation_can_be_cancelled(Scripted):
 def test_unknown_delegate_target_is_an_error_result(Scripted):
     with pytest.raises(DelegationError, match="^unknown agent 'b'; you can delegate to: a$"):
         Delegator({"a": Scripted("a")}).delegate("b", "x", AgentContext())
+
+
+def test_a_delegated_worker_runs_in_an_isolated_child_context(Scripted, bus):
+    def worker(task, ctx):
+        ctx.state["worker_notes"] = "private"
+        return "done"
+
+    boss_ctx = AgentContext(bus=bus, session_id="s", agent_name="boss", state={"plan": 1})
+    result = Delegator({"w": Scripted("w", worker)}).delegate("w", "job", boss_ctx)
+    assert result.ok and result.text == "done"
+    assert boss_ctx.state == {"plan": 1}  # the worker's scratch state stayed its own

@@ -172,3 +172,28 @@ def test_cancel_mid_workflow_keeps_partial_state_and_resumes(desk, recorded, of_
 def test_tool_without_a_handler_reports_it_cannot_hand_off():
     out = handoff_conversation.invoke({"target": "x", "reason": "r", "summary": "s"}, AgentContext())
     assert json.loads(out.value)["ok"] is False
+
+
+def test_a_same_turn_handoff_target_runs_in_an_isolated_child_context():
+    from edgevox.agents.base import AgentBase, AgentResult, AgentStream
+    from edgevox.agents.decoders import TwoStageDecoder
+    from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.testing import ScriptedLLM
+
+    class Specialist(AgentBase):
+        name = "kitchen_expert"
+
+        def stream(self, task, ctx):
+            def gen():
+                ctx.state["expert_notes"] = "private"
+                return AgentResult("Boil it.", agent=self.name)
+                yield  # pragma: no cover
+
+            return AgentStream(gen())
+
+    llm = ScriptedLLM(["handoff_to_kitchen_expert", '{"reason": "cooking"}'])
+    front = LLMAgent("front", tools=[], handoffs=[Specialist()], llm=llm, decoder=TwoStageDecoder())
+    outer = AgentContext(session_id="s1", state={"front_notes": 1})
+    result = front.run("how do I cook pasta?", outer)
+    assert result.handoff == "kitchen_expert" and result.text == "Boil it."
+    assert outer.state == {"front_notes": 1}  # the target's scratch state stayed its own
