@@ -41,5 +41,6 @@ def test_the_wheel_contains_the_configs_and_every_package(tmp_path):
     packages = {p.parent.relative_to(REPO).as_posix() for p in (REPO / "edgevox").rglob("*.py")}
     for package in packages:
         assert any(n.startswith(package + "/") for n in names), f"package {package} is missing from the wheel"
+    assert "edgevox/py.typed" in names, "py.typed is missing from the wheel: type checkers would ignore edgevox's hints"
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "edgevox = edgevox.cli.main:main" in entry_points

@@ -33,6 +33,7 @@ from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model
 from edgevox.config.fields import (
     HOUR_S,
     Milliseconds,
+    Name,
     Seconds,
     Section,
     ShortSeconds,
@@ -40,6 +41,7 @@ from edgevox.config.fields import (
     Threads,
     Tokens,
 )
+from edgevox.engines import audio_sounddevice, llm_llama_cpp, stt_faster_whisper, tts_piper, vad_silero, vad_webrtc
 from edgevox.integrations.config import BridgesConfig
 from edgevox.orchestration.config import OrchestrationConfig
 
@@ -49,8 +51,6 @@ REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Z
 Ref = Annotated[str, Field(pattern=REF_PATTERN)]
 """A reference to Python code: ``package.module:attribute`` (e.g. ``my_robot.tools:move``)."""
 
-Name = Annotated[StrictStr, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
-"""An agent/workflow/background-agent name: letters, digits, ``_`` and ``-``."""
 
 Overflow = Literal["drop_oldest", "drop_new"]  # a background agent never blocks its publisher
 Restart = Literal["permanent", "transient", "temporary"]
@@ -68,14 +68,16 @@ class STTConfig(Section):
         description="STT engine: `faster-whisper`, or a `module:factory` reference called with the keys of `options`.",
     )
     model: StrictStr = Field(
-        "whisper-tiny.en",
+        stt_faster_whisper.DEFAULT_MODEL,
         description="Model reference: a builtin name (`edgevox models list`), a local path, or a hub reference `hf:owner/repo[/file]`.",
     )
     language: StrictStr = Field("en", description="Spoken language (ISO 639-1 code).")
     beam_size: Annotated[StrictInt, Field(ge=1, le=32)] = Field(
         1, description="Beam search width; 1 is greedy and fastest."
     )
-    cpu_threads: Threads = Field(2, description="CPU threads used by the STT engine.")
+    cpu_threads: Threads = Field(
+        stt_faster_whisper.DEFAULT_CPU_THREADS, description="CPU threads used by the STT engine."
+    )
     vocabulary: list[StrictStr] = Field(
         default_factory=list,
         description="Words and phrases that bias recognition (robot names, room names...). The active agent's tool names and enum values are added automatically.",
@@ -84,7 +86,8 @@ class STTConfig(Section):
         "prompt", description="How the vocabulary biases Whisper: as its initial prompt, as hotwords, or not at all."
     )
     no_speech_threshold: Annotated[StrictFloat, Field(ge=0, le=1)] = Field(
-        0.6, description="Segments more likely than this to be non-speech (and with low confidence) are dropped."
+        stt_faster_whisper.DEFAULT_NO_SPEECH_THRESHOLD,
+        description="Segments more likely than this to be non-speech (and with low confidence) are dropped.",
     )
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto",
@@ -95,11 +98,11 @@ class STTConfig(Section):
         description="CTranslate2 compute type (`int8`, `int8_float16`, `float16`, `float32`...); `auto` is int8 on the CPU, float16 on CUDA.",
     )
     min_window_s: Annotated[StrictFloat, Field(ge=0, le=30)] = Field(
-        10.0,
+        stt_faster_whisper.DEFAULT_MIN_WINDOW_S,
         description="Shortest Whisper encoder window, in seconds; the window is max(utterance + window_pad_s, min_window_s). 30 = always Whisper's full 30 s window (faster-whisper's own decoding, slower).",
     )
     window_pad_s: Annotated[StrictFloat, Field(ge=0, le=29)] = Field(
-        3.0,
+        stt_faster_whisper.DEFAULT_WINDOW_PAD_S,
         description="Seconds of padding after the utterance in the encoder window (less loses or repeats the last words); utterances longer than 30 - window_pad_s use the full 30 s window.",
     )
     options: dict[str, Any] = Field(
@@ -114,10 +117,10 @@ class LLMConfig(Section):
         "llama-cpp", description="LLM engine: `llama-cpp`, or a `module:factory` reference called with `options`."
     )
     model: StrictStr = Field(
-        "smollm2-135m",
+        llm_llama_cpp.DEFAULT_MODEL,
         description="Model reference: builtin name, path to a `.gguf` file, or `hf:owner/repo/file.gguf`.",
     )
-    context_tokens: Tokens = Field(2048, description="Context window in tokens.")
+    context_tokens: Tokens = Field(llm_llama_cpp.DEFAULT_CONTEXT_TOKENS, description="Context window in tokens.")
     max_tokens: Tokens = Field(256, description="Maximum tokens generated per reply.")
     temperature: Temperature = Field(0.2, description="Sampling temperature; 0 is deterministic.")
     threads: Literal["auto"] | Threads = Field(
@@ -150,7 +153,7 @@ class TTSConfig(Section):
 
     engine: StrictStr = Field("piper", description="TTS engine: `piper`, or a `module:factory` reference.")
     voice: StrictStr = Field(
-        "piper-joe-medium",
+        tts_piper.DEFAULT_VOICE,
         description="Voice model reference: builtin name, path to a Piper `.onnx`, or hub reference.",
     )
     speaker_id: Annotated[StrictInt, Field(ge=0, le=100_000)] | None = Field(
@@ -175,15 +178,17 @@ class VADConfig(Section):
 
     engine: StrictStr = Field("webrtc", description="VAD engine: `webrtc`, or a `module:factory` reference.")
     aggressiveness: Annotated[StrictInt, Field(ge=0, le=3)] = Field(
-        2, description="0..3: higher rejects more noise (and some quiet speech)."
+        vad_webrtc.DEFAULT_AGGRESSIVENESS, description="0..3: higher rejects more noise (and some quiet speech)."
     )
-    frame_ms: Literal[10, 20, 30] = Field(20, description="VAD frame length in milliseconds (10, 20 or 30).")
+    frame_ms: Literal[10, 20, 30] = Field(
+        vad_webrtc.DEFAULT_FRAME_MS, description="VAD frame length in milliseconds (10, 20 or 30)."
+    )
     confirm: Literal["silero", "none"] = Field(
         "silero",
         description="Second opinion on `webrtc`'s speech frames: `silero` (the Silero VAD model shipped with faster-whisper; rejects steady noise that webrtcvad calls speech, ~0.1 ms per frame) or `none`. Needs a 16, 32 or 48 kHz pipeline.",
     )
     silero_threshold: Annotated[StrictFloat, Field(ge=0.2, le=0.9)] = Field(
-        0.5,
+        vad_silero.DEFAULT_THRESHOLD,
         description="Silero speech probability that turns speech on (0.2..0.9); it turns off below this minus 0.15. Higher rejects more noise and more quiet speech.",
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for a custom engine factory.")
@@ -251,10 +256,10 @@ class AudioInputConfig(Section):
         None, description="Capture rate of the device in Hz; null = the device's default. Audio is resampled."
     )
     block_ms: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
-        20, description="Capture block length in milliseconds."
+        audio_sounddevice.INPUT_BLOCK_MS, description="Capture block length in milliseconds."
     )
     latency: Literal["low", "high"] | Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
-        "low",
+        audio_sounddevice.DEFAULT_LATENCY,
         description="Device latency PortAudio aims for: `low`, `high` (fewer overflows on a busy machine) or seconds.",
     )
 
@@ -282,10 +287,11 @@ class AudioOutputConfig(Section):
         None, description="Playback rate of the device in Hz; null = the TTS voice's rate. Audio is resampled."
     )
     block_ms: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
-        10, description="Playback block length in milliseconds (bounds how fast audio stops)."
+        audio_sounddevice.OUTPUT_BLOCK_MS,
+        description="Playback block length in milliseconds (bounds how fast audio stops).",
     )
     latency: Literal["low", "high"] | Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
-        "low",
+        audio_sounddevice.DEFAULT_LATENCY,
         description="Device latency PortAudio aims for: `low` (first audio and barge-in stop sooner), `high` (fewer underruns on a busy machine) or seconds.",
     )
 
@@ -302,7 +308,7 @@ class AudioConfig(Section):
     input: AudioInputConfig = Field(default_factory=AudioInputConfig, description="Audio input.")
     output: AudioOutputConfig = Field(default_factory=AudioOutputConfig, description="Audio output.")
     sample_rate_hz: Literal[8000, 16000, 32000, 48000] = Field(
-        16000, description="Rate of the speech pipeline (VAD and STT) in Hz."
+        stt_faster_whisper.SAMPLE_RATE_HZ, description="Rate of the speech pipeline (VAD and STT) in Hz."
     )
 
 

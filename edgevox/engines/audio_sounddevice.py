@@ -28,13 +28,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from edgevox.engines._util import as_mono_float32, require
 from edgevox.engines.resample import Resampler
 from edgevox.errors import AudioDeviceError, LifecycleError
+
+# Defaults of the streams, which the config schema (``audio.input`` / ``audio.output``) takes as its own.
+INPUT_BLOCK_MS: Final = 20
+OUTPUT_BLOCK_MS: Final = 10
+"""Short playback blocks bound how fast audio stops (barge-in, the safety stop)."""
+DEFAULT_LATENCY: Final = "low"
 
 OnEvent = Callable[[str], None]
 OnPlay = Callable[[int, float], None]
@@ -228,12 +234,12 @@ class SoundDeviceIn(_WatchedStream):
         device: int | str | None = None,
         sample_rate_hz: int = 16000,
         device_rate_hz: int | None = None,
-        block_ms: int = 20,
+        block_ms: int = INPUT_BLOCK_MS,
         max_queue_blocks: int = 250,
         watchdog_timeout_s: float = 3.0,
         on_event: OnEvent | None = None,
         sd_module: Any = None,
-        latency: str | float = "low",
+        latency: str | float = DEFAULT_LATENCY,
     ) -> None:
         super().__init__(
             device=device,
@@ -310,12 +316,12 @@ class SoundDeviceOut(_WatchedStream):
         device: int | str | None = None,
         sample_rate_hz: int = 22050,
         device_rate_hz: int | None = None,
-        block_ms: int = 20,
+        block_ms: int = OUTPUT_BLOCK_MS,
         watchdog_timeout_s: float = 3.0,
         on_event: OnEvent | None = None,
         on_play: OnPlay | None = None,
         sd_module: Any = None,
-        latency: str | float = "low",
+        latency: str | float = DEFAULT_LATENCY,
     ) -> None:
         super().__init__(
             device=device,

@@ -59,7 +59,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from edgevox.engines import device
 from edgevox.engines._util import require
@@ -70,6 +70,10 @@ if TYPE_CHECKING:
 
 
 _log = logging.getLogger(__name__)
+
+# Defaults of LlamaCppLLM, which the config schema (``llm:``) takes as its own.
+DEFAULT_MODEL: Final = "smollm2-135m"
+DEFAULT_CONTEXT_TOKENS: Final = 2048
 
 _ALWAYS_FITS_CTX = 4096
 """Context windows up to this size are accepted without reading the model's metadata."""
@@ -117,9 +121,9 @@ class LlamaCppLLM:
 
     def __init__(
         self,
-        model: str | Path = "smollm2-135m",
+        model: str | Path = DEFAULT_MODEL,
         *,
-        n_ctx: int = 2048,
+        n_ctx: int = DEFAULT_CONTEXT_TOKENS,
         n_threads: int | str = "auto",
         n_threads_batch: int | str = "auto",
         n_gpu_layers: int | str = "auto",

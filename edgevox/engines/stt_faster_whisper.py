@@ -55,13 +55,22 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from edgevox.engines._util import as_mono_float32, require
 from edgevox.engines.base import Transcript
 from edgevox.errors import EngineError, ModelError
+
+# Defaults of FasterWhisperSTT, which the config schema (``stt:``) takes as its own.
+SAMPLE_RATE_HZ: Final = 16000
+"""Whisper's input rate, and so the speech pipeline's default rate (``audio.sample_rate_hz``)."""
+DEFAULT_MODEL: Final = "whisper-tiny.en"
+DEFAULT_CPU_THREADS: Final = 2
+DEFAULT_NO_SPEECH_THRESHOLD: Final = 0.6
+DEFAULT_MIN_WINDOW_S: Final = 10.0
+DEFAULT_WINDOW_PAD_S: Final = 3.0
 
 _BIAS_MODES = ("prompt", "hotwords", "none")
 _DEVICES = ("auto", "cpu", "cuda")
@@ -124,23 +133,23 @@ class FasterWhisperSTT:
     always uses faster-whisper's full 30 s window.
     """
 
-    sample_rate_hz = 16000
+    sample_rate_hz = SAMPLE_RATE_HZ
 
     def __init__(
         self,
-        model: str | Path = "whisper-tiny.en",
+        model: str | Path = DEFAULT_MODEL,
         *,
-        cpu_threads: int = 2,
+        cpu_threads: int = DEFAULT_CPU_THREADS,
         device: str = "auto",
         compute_type: str = "auto",
         beam_size: int = 1,
         language: str = "en",
         bias: str = "prompt",
         max_vocabulary_words: int = 60,
-        no_speech_threshold: float = 0.6,
+        no_speech_threshold: float = DEFAULT_NO_SPEECH_THRESHOLD,
         log_prob_threshold: float = -1.0,
-        min_window_s: float | None = 10.0,
-        window_pad_s: float = 3.0,
+        min_window_s: float | None = DEFAULT_MIN_WINDOW_S,
+        window_pad_s: float = DEFAULT_WINDOW_PAD_S,
     ) -> None:
         if beam_size < 1:
             raise ValueError(f"FasterWhisperSTT beam_size={beam_size}: must be >= 1")

@@ -39,7 +39,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -48,6 +48,9 @@ from edgevox.engines.device import GPU_DOCS, onnx_providers, onnx_providers_avai
 from edgevox.errors import EngineError, ModelError
 
 _log = logging.getLogger(__name__)
+
+DEFAULT_VOICE: Final = "piper-joe-medium"
+"""The embedded default voice; the config schema's ``tts.voice`` default."""
 
 
 def _device_used(session: Any, wanted: str, asked: str) -> str:
@@ -70,7 +73,7 @@ class PiperTTS:
 
     def __init__(
         self,
-        model: str | Path = "piper-joe-medium",
+        model: str | Path = DEFAULT_VOICE,
         *,
         num_threads: int | str = "auto",
         device: str = "auto",

@@ -37,13 +37,17 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from edgevox.engines._util import as_mono_float32, require
 
 SILERO_RATE_HZ = 16000
+DEFAULT_THRESHOLD: Final = 0.5
+"""Speech probability at which :class:`ConfirmedVAD` turns speech on (``vad.silero_threshold``)."""
+DEFAULT_OFF_MARGIN: Final = 0.15
+"""Speech turns off below the threshold minus this (hysteresis)."""
 CHUNK_SAMPLES = 512
 """New samples per Silero call (32 ms at 16 kHz)."""
 CONTEXT_SAMPLES = 64
@@ -113,7 +117,14 @@ class ConfirmedVAD:
     still sees the original frames).
     """
 
-    def __init__(self, inner: Any, silero: SileroVAD, *, threshold: float = 0.5, off_margin: float = 0.15) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        silero: SileroVAD,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        off_margin: float = DEFAULT_OFF_MARGIN,
+    ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"ConfirmedVAD threshold = {threshold}: must be between 0 and 1 (exclusive)")
         if not 0.0 <= off_margin < threshold:

@@ -8,12 +8,17 @@ thread for every frame. Not thread-safe: one instance per audio stream.
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 
 from edgevox.engines._util import as_mono_float32, float_to_pcm16, require
 
 _RATES_HZ = (8000, 16000, 32000, 48000)
 _FRAMES_MS = (10, 20, 30)
+# Defaults of WebRtcVAD, which the config schema (``vad:``) takes as its own.
+DEFAULT_FRAME_MS: Final = 20
+DEFAULT_AGGRESSIVENESS: Final = 2
 
 
 class WebRtcVAD:
@@ -22,7 +27,13 @@ class WebRtcVAD:
     ``aggressiveness`` 0..3: higher rejects more non-speech (and some quiet speech).
     """
 
-    def __init__(self, *, sample_rate_hz: int = 16000, frame_ms: int = 30, aggressiveness: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        sample_rate_hz: int = 16000,
+        frame_ms: int = DEFAULT_FRAME_MS,
+        aggressiveness: int = DEFAULT_AGGRESSIVENESS,
+    ) -> None:
         if sample_rate_hz not in _RATES_HZ:
             raise ValueError(f"WebRtcVAD sample_rate_hz={sample_rate_hz}: must be one of {_RATES_HZ}")
         if frame_ms not in _FRAMES_MS:

@@ -15,8 +15,8 @@
       ros1:
         enabled: false
 
-Every model forbids unknown keys (``extra="forbid"``) and uses strict scalars, like
-``edgevox.config.schema``; every field has a description (``docs/config.md`` is
+Every model is a :class:`edgevox.config.fields.Section` (unknown keys are errors) with strict
+scalars, like ``edgevox.config.schema``; every field has a description (``docs/config.md`` is
 generated from them). :class:`BridgesConfig` is imported by the main schema; keep
 its name stable.
 
@@ -37,8 +37,7 @@ from pydantic import (
     model_validator,
 )
 
-from edgevox.config.fields import PosFloat, PosInt, ShortSeconds
-from edgevox.config.fields import Section as _Model
+from edgevox.config.fields import PosFloat, PosInt, Section, ShortSeconds
 
 _TOPIC_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ROS_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
@@ -75,7 +74,7 @@ def _check_topic(value: str) -> str:
     return value
 
 
-class RosTopicsConfig(_Model):
+class RosTopicsConfig(Section):
     """Topic names. Relative names are put under the bridge ``namespace``; a name starting with
     ``/`` is used as is. Every message is ``std_msgs/String``."""
 
@@ -125,7 +124,7 @@ class RosTopicsConfig(_Model):
         return value
 
 
-class RosQosConfig(_Model):
+class RosQosConfig(Section):
     """QoS of every bridge topic."""
 
     depth: Annotated[StrictInt, Field(ge=1, le=10_000)] = Field(
@@ -137,7 +136,7 @@ class RosQosConfig(_Model):
     )
 
 
-class _RosCommon(_Model):
+class _RosCommon(Section):
     enabled: StrictBool = Field(False, description="Start this bridge with the application.")
     node_name: StrictStr = Field("edgevox", description="ROS node name (letters, digits and `_`).")
     namespace: StrictStr = Field("/edgevox", description="Prefix of every relative topic name, e.g. `/robot1/edgevox`.")
@@ -213,7 +212,7 @@ class Ros1BridgeConfig(_RosCommon):
 # --- Zenoh -------------------------------------------------------------------------------------
 
 
-class ZenohBridgeConfig(_Model):
+class ZenohBridgeConfig(Section):
     """Zenoh bus bridge: selected event kinds and blackboard requests cross processes."""
 
     enabled: StrictBool = Field(False, description="Start the Zenoh bus bridge with the application.")
@@ -359,7 +358,7 @@ def _prefix_match(key: str, pattern: str) -> bool:
     return key == pattern
 
 
-class BridgesConfig(_Model):
+class BridgesConfig(Section):
     """Bridges that carry the bus beyond this process; each is off unless `enabled: true`."""
 
     ros2: Ros2BridgeConfig = Field(default_factory=Ros2BridgeConfig, description="ROS 2 (rclpy) bridge.")
