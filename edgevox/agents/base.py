@@ -28,7 +28,7 @@ beyond the events base, so the runtime can refer to :class:`Agent` for typing
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -132,6 +132,36 @@ class AgentBase:
 
     def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
         return self.stream(task, ctx).result()
+
+
+class AgentRef(AgentBase):
+    """An agent named now and looked up in ``agents`` when it runs.
+
+    Config wiring uses it for the back edge of a handoff cycle (``a: [b]``, ``b: [a]``):
+    one of the two agents must be referred to before it exists.
+    """
+
+    def __init__(self, name: str, agents: Mapping[str, Agent]) -> None:
+        self.name = name
+        self._agents = agents
+
+    @property
+    def target(self) -> Agent:
+        try:
+            return self._agents[self.name]
+        except KeyError:
+            raise KeyError(
+                f"agent {self.name!r} was referred to but never built; built: {sorted(self._agents)}"
+            ) from None
+
+    @property
+    def description(self) -> str:
+        """The target's description once it is built ("" while it is not)."""
+        agent = self._agents.get(self.name)
+        return str(getattr(agent, "description", "") or "") if agent is not None else ""
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        return self.target.stream(task, ctx)
 
 
 def context_or_new(ctx: AgentContext | None) -> AgentContext:

@@ -268,12 +268,15 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
 
         return ChatAgent(llm, cfg.instructions, name=name, max_tokens=max_tokens, temperature=temperature)
     try:
+        from edgevox.agents.base import AgentRef
         from edgevox.agents.llm_agent import LLMAgent
     except ModuleNotFoundError as exc:
         raise ConfigError(
             f"{where}: tools and handoffs need edgevox.agents.llm_agent, which is missing: {exc}"
         ) from None
-    handoffs = [others[h] for h in cfg.handoffs if others and h in others]
+    # A target not built yet is the back edge of a handoff cycle: looked up by name when it runs.
+    known = others if others is not None else {}
+    handoffs = [known[h] if h in known else AgentRef(h, known) for h in cfg.handoffs]
     return LLMAgent(
         name,
         instructions=cfg.instructions,
@@ -308,7 +311,7 @@ def make_agents(app: AppConfig, llm: Any) -> dict[str, Any]:
     def build(name: str) -> Any:
         if name in built:
             return built[name]
-        if name in visiting:  # a handoff cycle: build without the back-edge agent object
+        if name in visiting:  # a handoff cycle: make_agent refers to the back edge by name (AgentRef)
             return None
         visiting.add(name)
         cfg = pending[name]

@@ -197,3 +197,17 @@ def test_a_same_turn_handoff_target_runs_in_an_isolated_child_context():
     result = front.run("how do I cook pasta?", outer)
     assert result.handoff == "kitchen_expert" and result.text == "Boil it."
     assert outer.state == {"front_notes": 1}  # the target's scratch state stayed its own
+
+
+def test_a_handoff_cycle_in_config_wires_both_edges():
+    from edgevox.config.build import make_agents
+    from edgevox.config.loader import parse_config
+    from edgevox.testing import ScriptedLLM
+
+    app = parse_config("agents:\n  a: {handoffs: [b]}\n  b: {handoffs: [a]}\n")
+    agents = make_agents(app, ScriptedLLM(["Hello from a."]))
+    assert set(agents["a"].handoffs) == {"handoff_to_b"}
+    assert set(agents["b"].handoffs) == {"handoff_to_a"}
+    # The back edge is resolved by name when it runs: it reaches the real agent a.
+    back = agents["b"].handoffs["handoff_to_a"]
+    assert back.name == "a" and back.run("hello?", AgentContext()).text == "Hello from a."
