@@ -25,10 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgevox.cli.args import number, whole
 from edgevox.errors import ConfigError
+
+if TYPE_CHECKING:
+    from edgevox.engines.base import STT
 
 # --- evaluation registry ----------------------------------------------------------------------
 
@@ -138,7 +141,7 @@ class SttEvalResult:
         return percentile(times, 100 * q) if times else 0.0
 
 
-def evaluate_stt(clips: Sequence[Clip], stt: Any, vocabulary: Sequence[str]) -> SttEvalResult:
+def evaluate_stt(clips: Sequence[Clip], stt: STT, vocabulary: Sequence[str]) -> SttEvalResult:
     """Transcribe each clip without and with ``vocabulary``; score per category (and ``ALL``)."""
     from edgevox.engines.audio_wav import read_wav
     from edgevox.engines.resample import resample

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,14 @@ from edgevox.cli.eval_cmd import load_manifest, register_evaluation
 from edgevox.voice.endpoint import Ending, classify_ending
 from edgevox.voice.latency import percentile
 from edgevox.voice.segmenter import SegmentEnd, Segmenter, SegmenterSettings, SegmentPause
+
+if TYPE_CHECKING:
+    from edgevox.engines.base import STT
+    from edgevox.engines.vad_silero import ConfirmedVAD
+    from edgevox.engines.vad_webrtc import WebRtcVAD
+
+    FramedVAD = WebRtcVAD | ConfirmedVAD
+    """A VAD that knows its frame length in samples (``frame_samples``)."""
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "speech" / "MANIFEST.tsv"
 NO_SPEECH_CATEGORIES = ("negative_no_speech", "noise_only")
@@ -84,7 +92,7 @@ class Tally:
     delays_ms: list[float] = field(default_factory=list)
 
 
-def frame_voicing(vad: Any, audio: np.ndarray) -> list[bool]:
+def frame_voicing(vad: FramedVAD, audio: np.ndarray) -> list[bool]:
     """VAD decision per whole frame, from a fresh stream state."""
     if hasattr(vad, "reset"):
         vad.reset()
@@ -117,7 +125,7 @@ def segment(
 class PauseHinter:
     """``Ending`` of a pause's audio with the real STT, cached by audio content (shared across runs)."""
 
-    def __init__(self, stt: Any) -> None:
+    def __init__(self, stt: STT) -> None:
         self.stt = stt
         self.calls = 0
         self.seconds = 0.0
@@ -136,7 +144,9 @@ class PauseHinter:
         return self._cache[key]
 
 
-def evaluate(streams: Sequence[Stream], vad: Any, settings: dict[str, SegmenterSettings], hinter: Any) -> dict:
+def evaluate(
+    streams: Sequence[Stream], vad: FramedVAD, settings: dict[str, SegmenterSettings], hinter: PauseHinter
+) -> dict[str, Tally]:
     """``{setting name: Tally}`` for one VAD."""
     tallies = {name: Tally() for name in settings}
     for stream in streams:
@@ -193,7 +203,7 @@ def join_words(clips: Sequence[np.ndarray], gap_ms: int) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32)
 
 
-def stretch_longest_pause(audio: np.ndarray, vad: Any, to_ms: int) -> np.ndarray:
+def stretch_longest_pause(audio: np.ndarray, vad: FramedVAD, to_ms: int) -> np.ndarray:
     """Lengthen the longest run of unvoiced frames inside the speech to ``to_ms`` (a comma pause)."""
     voiced = frame_voicing(vad, audio)
     first, last = voiced.index(True), len(voiced) - 1 - voiced[::-1].index(True)
@@ -216,7 +226,7 @@ def stretch_longest_pause(audio: np.ndarray, vad: Any, to_ms: int) -> np.ndarray
     return np.concatenate([audio[:middle], _room(extra * 1000 // RATE_HZ, level, 7), audio[middle:]]).astype(np.float32)
 
 
-def hard_cases(speech_dir: Path, vad: Any) -> list[Stream]:
+def hard_cases(speech_dir: Path, vad: FramedVAD) -> list[Stream]:
     from edgevox.engines.audio_wav import read_wav
 
     def clip(name: str) -> np.ndarray:
@@ -303,7 +313,7 @@ def run_eval_endpoint(args: argparse.Namespace) -> int:
         )
     stt = make_stt(STTConfig())
     hinter = PauseHinter(stt)
-    vads: dict[str, WebRtcVAD | ConfirmedVAD] = {
+    vads: dict[str, FramedVAD] = {
         "webrtc": WebRtcVAD(sample_rate_hz=RATE_HZ, frame_ms=FRAME_MS),
         "webrtc+silero": ConfirmedVAD(WebRtcVAD(sample_rate_hz=RATE_HZ, frame_ms=FRAME_MS), SileroVAD()),
     }
@@ -342,7 +352,7 @@ def run_eval_endpoint(args: argparse.Namespace) -> int:
     return 0
 
 
-def _vad_cost_ms(vad: Any, streams: Sequence[Stream]) -> float:
+def _vad_cost_ms(vad: FramedVAD, streams: Sequence[Stream]) -> float:
     frames = 0
     start = time.perf_counter()
     for s in streams[:20]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from edgevox.runtime.activities import ActivityRegistry
     from edgevox.runtime.blackboard import Blackboard
     from edgevox.runtime.bus import EventBus
+    from edgevox.runtime.events import Event
     from edgevox.runtime.speculation import Speculation
 
 
@@ -153,7 +155,7 @@ class AgentContext:
     """User dependencies injected into tools (a robot handle, a database...)."""
     memory: Any = None
     """Per-session conversation memory (``edgevox.agents.memory``), if any."""
-    llm_lock: Any = None
+    llm_lock: AbstractContextManager[object, bool | None] | None = None
     """Lock serialising calls into a shared LLM engine (one inference at a time)."""
     state: dict[str, Any] = field(default_factory=dict)
     """Scratch state shared by this context and its children (same dict object)."""
@@ -183,13 +185,13 @@ class AgentContext:
         values.update(overrides)
         return AgentContext(**values)
 
-    def publish(self, event: Any) -> None:
+    def publish(self, event: Event) -> None:
         """Publish on the bus (if any), stamping this context's session and agent name."""
         if self.bus is None:
             return
-        if getattr(event, "session_id", None) is None:
+        if event.session_id is None:
             event.session_id = self.session_id
-        if not getattr(event, "source", ""):
+        if not event.source:
             event.source = self.agent_name
         if self.speculation is not None and not self.speculation.committed:
             bus = self.bus
