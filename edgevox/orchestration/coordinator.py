@@ -123,6 +123,13 @@ class Coordinator(AgentBase):
 
     # -- the agent protocol -------------------------------------------------------------------
 
+    def next_turn_tools(self) -> list[Any]:
+        """Every member agent's tools: routing picks the agent at the turn, so STT is biased
+        toward all of them (:class:`edgevox.voice.vocabulary.VocabularySource`)."""
+        from edgevox.voice.vocabulary import tools_of  # loaded only by the voice loop that asks
+
+        return [tool for agent in self.agents.values() for tool in tools_of(agent)]
+
     def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
         """The agent streaming protocol: the answering agent's events as it runs (its reply
         as ``ReplyDelta`` pieces while it is generated, so the voice loop speaks at once)."""

@@ -1,12 +1,21 @@
 """STT vocabulary biasing: which words should recognition prefer?
 
-The configured vocabulary plus, read generically from the active agent, its
-tool names (``move_forward`` -> "move forward") and every string ``enum`` value
-in the tools' JSON schemas (nested objects, arrays and ``anyOf`` included).
-Tools may be :class:`~edgevox.agents.tools.Tool` objects (``.name`` /
-``.parameters``), OpenAI-style dicts (``{"type": "function", "function": {...}}``
-or ``{"name", "parameters"}``), or anything with a ``spec()`` giving such a dict;
-``agent.tools`` may be a list, a ``ToolBox`` (iterable) or a mapping.
+The configured vocabulary plus the names (``move_forward`` -> "move forward") and every
+string ``enum`` value (nested objects, arrays and ``anyOf`` included) of the tools the
+next turn may use. Which tools those are, the agent says through one of two typed seams:
+
+* :class:`VocabularySource` - ``next_turn_tools()``: composites that route a turn to one of
+  several agents (the orchestration :class:`~edgevox.orchestration.coordinator.Coordinator`)
+  answer with the union of their members' tools;
+* :class:`HasTools` - a ``tools`` attribute (``LLMAgent``; a list, a ``ToolBox`` or a mapping).
+
+A tool is a :class:`~edgevox.agents.tools.Tool` (anything with ``name`` and ``parameters``,
+:class:`ToolSchema`) or an OpenAI-style dict (``{"type": "function", "function": {...}}`` or
+``{"name", "parameters"}``; ``input_schema`` is read as ``parameters``).
+
+Rejected alternative: reading an ``active_agent`` attribute to follow the conversation to the
+agent that answers next. No class defined it, so apps using orchestration gave STT no tool
+vocabulary at all; and the next turn may be routed anywhere, so the union is the honest answer.
 
 Pure functions; the STT thread calls :func:`vocabulary_for` per utterance (cheap).
 """
@@ -14,23 +23,57 @@ Pure functions; the STT thread calls :func:`vocabulary_for` per utterance (cheap
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 
-def _tool_name_and_schema(tool: Any) -> tuple[str, Any]:
+@runtime_checkable
+class ToolSchema(Protocol):
+    """A tool as STT biasing reads it: its name and its JSON-schema parameters."""
+
+    name: str
+    parameters: Mapping[str, Any]
+
+
+ToolLike: TypeAlias = "ToolSchema | Mapping[str, Any]"
+"""A :class:`ToolSchema` or an OpenAI-style tool dict."""
+
+
+@runtime_checkable
+class VocabularySource(Protocol):
+    """An agent that says which tools its next turn may use (for STT biasing)."""
+
+    def next_turn_tools(self) -> Iterable[ToolLike]: ...
+
+
+@runtime_checkable
+class HasTools(Protocol):
+    """An agent with its tools as an attribute (a list, a ``ToolBox`` or a name -> tool mapping)."""
+
+    tools: Iterable[ToolLike] | Mapping[str, ToolLike]
+
+
+def tools_of(agent: object) -> list[ToolLike]:
+    """The tools ``agent``'s next turn may use (see the module docstring); [] if it has none."""
+    if isinstance(agent, VocabularySource):
+        return list(agent.next_turn_tools())
+    if isinstance(agent, HasTools):
+        tools = agent.tools
+        if tools is None:
+            return []
+        return list(tools.values() if isinstance(tools, Mapping) else tools)
+    return []
+
+
+def _tool_name_and_schema(tool: object) -> tuple[str, object]:
     if isinstance(tool, Mapping):
         spec = tool.get("function", tool)
         return str(spec.get("name", "")), spec.get("parameters") or spec.get("input_schema")
-    name = getattr(tool, "name", "")
-    schema = getattr(tool, "parameters", None) or getattr(tool, "input_schema", None)
-    if schema is None and callable(getattr(tool, "spec", None)):
-        spec = tool.spec()
-        if isinstance(spec, Mapping):
-            return _tool_name_and_schema(spec)
-    return str(name or ""), schema
+    if isinstance(tool, ToolSchema):
+        return str(tool.name or ""), tool.parameters
+    return "", None
 
 
-def enum_values(schema: Any) -> list[str]:
+def enum_values(schema: object) -> list[str]:
     """Every string enum (and const) value anywhere in a JSON schema."""
     out: list[str] = []
     stack = [schema]
@@ -48,14 +91,10 @@ def enum_values(schema: Any) -> list[str]:
     return out
 
 
-def tool_vocabulary(tools: Any) -> list[str]:
+def tool_vocabulary(tools: Iterable[object]) -> list[str]:
     """Words from tool names and enum values."""
-    if tools is None:
-        return []
-    if isinstance(tools, Mapping):
-        tools = tools.values()
     words: list[str] = []
-    for tool in tools if isinstance(tools, Iterable) else ():
+    for tool in tools:
         name, schema = _tool_name_and_schema(tool)
         if name:
             words.append(name.replace("_", " ").replace("-", " ").strip())
@@ -63,15 +102,11 @@ def tool_vocabulary(tools: Any) -> list[str]:
     return words
 
 
-def vocabulary_for(configured: Iterable[str], agent: Any) -> tuple[str, ...]:
+def vocabulary_for(configured: Iterable[str], agent: object) -> tuple[str, ...]:
     """Configured words first, then the agent's tool words; de-duplicated, order kept."""
     seen: set[str] = set()
     out: list[str] = []
-    candidates = list(configured) + tool_vocabulary(getattr(agent, "tools", None))
-    active = getattr(agent, "active_agent", None)
-    if active is not None and active is not agent:
-        candidates += tool_vocabulary(getattr(active, "tools", None))
-    for word in candidates:
+    for word in [*configured, *tool_vocabulary(tools_of(agent))]:
         key = word.strip().lower()
         if key and key not in seen:
             seen.add(key)
