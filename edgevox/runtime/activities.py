@@ -37,9 +37,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
-from edgevox.runtime.context import CancelToken
+from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.limits import wait_s
 
 KINDS = ("skill", "tool", "generation", "turn", "background", "worker")
@@ -61,7 +60,7 @@ class Activity:
     kind: str
     name: str
     token: CancelToken
-    cancel_fn: Callable[[str], Any] | None = None
+    cancel_fn: Callable[[str], object] | None = None
     started_at: float = field(default_factory=time.monotonic)
     thread: str = field(default_factory=lambda: threading.current_thread().name)
     stale: bool = False
@@ -135,7 +134,7 @@ class ActivityRegistry:
         self._running: dict[int, Activity] = {}
 
     def start(
-        self, kind: str, name: str, token: CancelToken | None = None, *, cancel: Callable[[str], Any] | None = None
+        self, kind: str, name: str, token: CancelToken | None = None, *, cancel: Callable[[str], object] | None = None
     ) -> Activity:
         """Register running work; call :meth:`Activity.finish` when it ends (or use :meth:`track`).
 
@@ -152,7 +151,7 @@ class ActivityRegistry:
 
     @contextmanager
     def track(
-        self, kind: str, name: str, token: CancelToken | None = None, *, cancel: Callable[[str], Any] | None = None
+        self, kind: str, name: str, token: CancelToken | None = None, *, cancel: Callable[[str], object] | None = None
     ) -> Iterator[Activity]:
         activity = self.start(kind, name, token, cancel=cancel)
         try:
@@ -195,11 +194,16 @@ class ActivityRegistry:
 
 
 def start_activity(
-    ctx: Any, kind: str, name: str, token: CancelToken | None = None, *, cancel: Callable[[str], Any] | None = None
+    ctx: AgentContext | None,
+    kind: str,
+    name: str,
+    token: CancelToken | None = None,
+    *,
+    cancel: Callable[[str], object] | None = None,
 ) -> Activity:
     """:meth:`ActivityRegistry.start` on ``ctx.activities``; without a registry, an unregistered
     activity (same interface) so callers need no branch."""
-    registry = getattr(ctx, "activities", None)
+    registry = ctx.activities if ctx is not None else None
     if registry is None:
         return Activity(0, kind, name, token or CancelToken(f"{kind}:{name}"), cancel)
     return registry.start(kind, name, token, cancel=cancel)
@@ -207,7 +211,12 @@ def start_activity(
 
 @contextmanager
 def track(
-    ctx: Any, kind: str, name: str, token: CancelToken | None = None, *, cancel: Callable[[str], Any] | None = None
+    ctx: AgentContext | None,
+    kind: str,
+    name: str,
+    token: CancelToken | None = None,
+    *,
+    cancel: Callable[[str], object] | None = None,
 ) -> Iterator[Activity]:
     """Register for the duration of a ``with`` block (see :func:`start_activity`)."""
     activity = start_activity(ctx, kind, name, token, cancel=cancel)
