@@ -104,6 +104,7 @@ def token_wake_baseline(trials: int = 200) -> list[float]:
 
 
 def build_app(scripted: bool) -> tuple[Any, _ClearProbe]:
+    from edgevox.agents.llm_agent import LLMAgent
     from edgevox.app import App, Engines
     from edgevox.config import load_config
     from edgevox.config.build import make_tts
@@ -121,7 +122,9 @@ def build_app(scripted: bool) -> tuple[Any, _ClearProbe]:
     probe = _ClearProbe(NullOut(sample_rate_hz=engines.tts.sample_rate_hz, realtime=True))
     engines.audio_out = probe
     app = App.build(config, engines=engines)
-    app.agents["home_robot"].deps["robot"].speed_m_s = 0.1  # still driving turns later
+    agent = app.agents["home_robot"]
+    assert isinstance(agent, LLMAgent), f"home_robot's main agent is a {type(agent).__name__}, not an LLMAgent"
+    agent.deps["robot"].speed_m_s = 0.1  # still driving turns later
     return app, probe
 
 
