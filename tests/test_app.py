@@ -13,7 +13,9 @@ import pytest
 
 from edgevox.app import App, Engines
 from edgevox.config.loader import parse_config
+from edgevox.errors import LifecycleError
 from edgevox.runtime.events import Event, InterruptEvent, StopEvent
+from edgevox.runtime.lifecycle import ComponentState, StopReport
 from edgevox.testing import ScriptedLLM
 from edgevox.voice.events import Interrupted, Stopped, TurnDone
 
@@ -209,7 +211,7 @@ agents:
         assert list(app.agents["robot"].skills) == ["patrol"]
         assert {t.name for t in app.agents["robot"].tools} == {"add", "patrol"}
     finally:
-        assert app.stop(2.0) or app._state == "built"
+        assert app.stop(2.0) or app.state == "new"
 
 
 def test_latency_settings_from_config_reach_the_voice_loop():
@@ -226,3 +228,44 @@ voice: {speculative_stt: false, tts_priority_ms: 0, first_fragment_words: 0}
     assert not tuned.speculative_stt and tuned.tts_priority_ms == 0
     assert tuned.segmenter.pause_ms == 0 and tuned.segmenter.end_silence_ms == 500
     assert tuned.chunker.first_fragment_max_words == 0
+
+
+def test_stop_returns_one_report_that_nests_each_components_and_a_second_stop_returns_it_again():
+    app = build("agents:\n  chat:\n    instructions: You chat.\n", ScriptedLLM(default="ok"))
+    app.start()
+    report = app.stop(timeout=3.0)  # EdgeVox's spelling of timeout_s
+    assert isinstance(report, StopReport) and report, report
+    assert {"voice", "agents", "runtime"} <= set(report.parts)
+    assert all(part.clean for part in report.parts.values())
+    assert app.stop_report is report and app.stop(1.0) is report
+    assert app.state is ComponentState.STOPPED
+
+
+def test_an_app_starts_once():
+    app = build("agents:\n  chat:\n    instructions: You chat.\n", ScriptedLLM(default="ok"))
+    app.start()
+    try:
+        with pytest.raises(LifecycleError, match="already running"):
+            app.start()
+    finally:
+        assert app.stop(3.0), app.stop_report
+    with pytest.raises(LifecycleError, match="make a new App"):
+        app.start()
+
+
+def test_stop_names_a_part_that_did_not_finish_in_the_nested_and_the_flat_report():
+    app = build("agents:\n  chat:\n    instructions: You chat.\n", ScriptedLLM(default="ok"))
+
+    class StuckBridge:
+        def start(self) -> None:
+            pass
+
+        def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+            return StopReport.abandoned_threads(["edgevox-stuck-bridge"])
+
+    app.bridges.append(("stuck", StuckBridge()))
+    app.start()
+    report = app.stop(3.0)
+    assert not report and "edgevox-stuck-bridge" in report.abandoned
+    assert report.parts["bridge stuck"].abandoned == ["edgevox-stuck-bridge"]
+    assert str(report) == "abandoned: edgevox-stuck-bridge"

@@ -427,7 +427,8 @@ class _Bench:
         mic = LiveMic(config.audio.sample_rate_hz, config.audio.input.block_ms)
         if self.engines is None:
             t0 = time.perf_counter()
-            # The voice is made by App.build's own factory; only its rate is needed first, for the output.
+            # The voice is made by the app's own factory (config.build); only its rate is needed
+            # first, for the output.
             tts = wiring.make_tts(config.tts)
             given = Engines(tts=tts)
         else:
@@ -450,7 +451,7 @@ class _Bench:
         return app, mic, tap, observer
 
     def stop(self, app: Any) -> None:
-        self.clean = app.stop(timeout_s=10.0) and self.clean
+        self.clean = bool(app.stop(timeout_s=10.0)) and self.clean
 
     def settle(self, app: Any, tap: _Tap, playback: Playback, timeout_s: float = 90.0) -> bool:
         """Wait until the clip has been played, its utterances ended and their replies played,
@@ -473,15 +474,35 @@ class _Bench:
         _wait(lambda: time.monotonic() >= gap_end, 5)
         return app.wait_idle(max(0.1, deadline - time.monotonic())) and ok
 
+    @staticmethod
+    def naive_baseline(app: Any, clips: list[Clip]) -> list[float]:
+        """THE NAIVE BASELINE, deliberately not the product's loop: the only place this bench
+        drives engines itself. The app's own STT, agent and TTS, each stage run to completion
+        on the whole clip (endpointing silence, then transcribe, then the whole reply, then
+        the whole speech), under the same load; seconds per clip."""
+        from edgevox.agents.base import AgentStream
+
+        agent = app.agent
+        ctx = app.runtime.pool.make_ctx(session_id="bench-naive", agent_name=app.config.main_agent)
+        end_silence_s = app.config.endpointing.end_silence_ms / 1000
+        naive: list[float] = []
+        for clip in clips:
+            t = time.perf_counter()
+            text = app.engines.stt.transcribe(clip.audio).text
+            run = agent.stream(text, ctx)
+            reply = "".join(run.text_deltas() if isinstance(run, AgentStream) else run)
+            for _ in app.engines.tts.synthesize(reply or "Okay."):
+                pass  # the whole speech must exist before the first sample can play
+            naive.append(end_silence_s + time.perf_counter() - t)
+        return naive
+
     def measure(self, clips: list[Clip], condition: str, busy: int, built: Any = None) -> dict[str, Any]:
         """One pass over the clips and the naive baseline, on a fresh app (or ``built``, from
         :meth:`build`), with ``busy`` processes."""
-        from edgevox.app import VoiceAgent
         from edgevox.voice.events import Chunk, SpeechEnded, TranscriptEvent, TurnStarted
         from edgevox.voice.latency import summarize
 
         app, mic, tap, observer = built or self.build()
-        config = app.config
         app.start()
         windows: list[tuple[float, float]] = []
         stuck: list[str] = []
@@ -493,17 +514,7 @@ class _Bench:
                     if not self.settle(app, tap, playback):
                         stuck.append(clip.name)
                     windows.append((playback.started_at, playback.ended_at))
-                # Naive baseline, same clips, same load: each stage to completion.
-                agent = VoiceAgent(app.agent)
-                ctx = app.runtime.pool.make_ctx(session_id="bench-naive", agent_name=config.main_agent)
-                end_silence_s = config.endpointing.end_silence_ms / 1000
-                for clip in clips:
-                    t = time.perf_counter()
-                    text = app.engines.stt.transcribe(clip.audio).text
-                    reply = "".join(agent.stream(text, ctx))
-                    for _ in app.engines.tts.synthesize(reply or "Okay."):
-                        pass  # the whole speech must exist before the first sample can play
-                    naive.append(end_silence_s + time.perf_counter() - t)
+                naive = self.naive_baseline(app, clips)
                 pids = load.pids
         finally:
             self.stop(app)

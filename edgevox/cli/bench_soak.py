@@ -593,7 +593,7 @@ class Soak:
             if self.samples[-1].t_s > (self.intervals[-1].end_s if self.intervals else 0.0) + 1.0:
                 self._report_interval(ledger)
         finally:
-            stop_clean = app.stop(10.0)
+            stop_clean = bool(app.stop(10.0))
             voice.stop()
         return SoakReport(self, ledger, driver, stop_clean, app.stop_report, _device_figures(app))
 

@@ -7,7 +7,7 @@ as ``default``) and runs it until Ctrl-C (then shuts down within
 audio devices and reports what would run. ``devices`` lists audio devices.
 
 This module is the only place (with ``cli/main.py``) that prints, installs a signal
-handler or reads stdin; everything it runs is library code from :mod:`edgevox.app`.
+handler or reads stdin; everything it runs is library code from :mod:`edgevox.app` and :mod:`edgevox.check`.
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ def _require_utf8(option: str, text: str) -> None:
 
 
 def _require_audio_devices(config_name: str) -> None:
-    from edgevox.app import list_audio_devices
+    from edgevox.check import list_audio_devices
 
     try:
         devices = list_audio_devices()
@@ -415,7 +415,7 @@ def _stdin_lines() -> Iterator[bytes]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from edgevox.app import check_config
+    from edgevox.check import check_config
 
     config = _load(args)
     console = Console(highlight=False, soft_wrap=True)
@@ -437,7 +437,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    from edgevox.app import list_audio_devices
+    from edgevox.check import list_audio_devices
 
     console = Console(highlight=False, soft_wrap=True)
     devices = list_audio_devices()

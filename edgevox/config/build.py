@@ -1,222 +1,88 @@
 """From a validated :class:`~edgevox.config.schema.AppConfig` to objects: the one place wiring happens.
 
-Each ``make_*`` function turns one config section into the object it describes and
-imports the adapter (and so its heavy library) only when that section is used: a text
-config never imports faster-whisper, piper or sounddevice. :class:`edgevox.app.App`
-calls them in order and owns the lifecycle of what they return.
+Every config section becomes objects here, one concept per module of this package:
 
-Custom engines: a section whose ``engine`` is a ``module:factory`` reference is built by
-calling ``factory(**options)``; the returned object must satisfy the engine's protocol in
-:mod:`edgevox.engines.base`.
+* :mod:`edgevox.config.build_engines`: engines and audio devices (``make_llm``, ``make_stt``,
+  ``make_tts``, ``make_vad``, ``make_audio_in``/``out``, the set an app needs: ``make_engines``);
+* this module: agents and workflows, background agents, the voice loop and bridges;
+* :mod:`edgevox.config.build_orchestration`: strategies, delivery and the coordinator.
+
+Each ``make_*`` function turns one section into the object it describes and imports the
+adapter (and so its heavy library) only when that section is used: a text config never
+imports faster-whisper, piper or sounddevice. :class:`edgevox.app.App` calls them in order
+and owns the lifecycle of what they return; ``edgevox.voice.defaults`` and the benchmarks
+build through the same functions. The engine functions are re-exported here, so
+``from edgevox.config.build import make_llm`` names the whole wiring API.
 """
 
 from __future__ import annotations
 
-import inspect
-import re
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from edgevox.config.build_engines import (
+    Engines,
+    Progress,
+    Steps,
+    engine_factory,
+    is_ref,
+    make_audio_in,
+    make_audio_out,
+    make_engines,
+    make_llm,
+    make_stt,
+    make_tts,
+    make_vad,
+)
 from edgevox.config.refs import import_ref
 from edgevox.config.schema import (
-    REF_PATTERN,
     AgentConfig,
     AppConfig,
-    AudioInputConfig,
-    AudioOutputConfig,
     BackgroundAgentConfig,
-    LLMConfig,
-    STTConfig,
-    TTSConfig,
-    VADConfig,
     WorkflowConfig,
 )
-from edgevox.errors import ConfigError, EdgeVoxError
+from edgevox.errors import ConfigError
 
-# --- engines -------------------------------------------------------------------------------------
+if TYPE_CHECKING:
+    from edgevox.agents.base import Agent
+    from edgevox.integrations.config import BridgesConfig
+    from edgevox.runtime.background import BackgroundAgent
+    from edgevox.runtime.blackboard import Blackboard
+    from edgevox.runtime.bus import EventBus
+    from edgevox.runtime.context import AgentContext
+    from edgevox.runtime.lifecycle import Component as Bridge
+    from edgevox.runtime.pool import AgentPool
+    from edgevox.runtime.runtime import Runtime
+    from edgevox.voice.loop import VoiceLoop
 
-
-def is_ref(engine: str) -> bool:
-    """True when an ``engine`` value is a ``module:factory`` reference (not a builtin name)."""
-    return re.match(REF_PATTERN, engine) is not None
-
-
-def engine_factory(engine: str, options: dict[str, Any], where: str) -> Callable[..., Any]:
-    """Import a custom engine factory and check it accepts ``options`` (without calling it)."""
-    factory = import_ref(engine, where=where)
-    if not callable(factory):
-        raise ConfigError(f"{where} = {engine!r} is a {type(factory).__name__}, not a factory function or class")
-    try:
-        inspect.signature(factory).bind(**options)
-    except TypeError as exc:
-        keys = ", ".join(options) or "no options"
-        raise ConfigError(
-            f"{where} = {engine!r} cannot be called with {keys}: {exc}; fix the engine's options"
-        ) from None
-    except ValueError:
-        pass  # no signature to inspect (some builtins): calling it will tell
-    return factory
-
-
-def _custom(engine: str, options: dict[str, Any], where: str, role: str) -> Any | None:
-    """Build a ``module:factory`` engine and check it has the methods of ``role``'s protocol."""
-    if not is_ref(engine):
-        return None
-    from edgevox.engines import base
-
-    factory = engine_factory(engine, options, where)
-    try:
-        built = factory(**options)
-    except EdgeVoxError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the user's factory failed: name it
-        raise ConfigError(f"{where} = {engine!r}: building the engine raised {type(exc).__name__}: {exc}") from None
-    protocol = getattr(base, role)
-    if not isinstance(built, protocol):
-        members = set(vars(protocol)) | set(getattr(protocol, "__annotations__", {}))
-        needs = ", ".join(sorted(n for n in members if not n.startswith("_")))
-        raise ConfigError(
-            f"{where} = {engine!r} returned a {type(built).__name__}, which is not a valid {role} engine "
-            f"(it needs: {needs}; see edgevox.engines.base.{role})"
-        )
-    return built
-
-
-def _unknown_engine(where: str, engine: str, known: Iterable[str]) -> ConfigError:
-    return ConfigError(
-        f"{where} = {engine!r}: unknown engine; use one of {', '.join(known)} or a 'module:factory' reference"
-    )
-
-
-def make_stt(cfg: STTConfig) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "stt.engine", "STT")
-    if custom is not None:
-        return custom
-    if cfg.engine != "faster-whisper":
-        raise _unknown_engine("stt.engine", cfg.engine, ["faster-whisper"])
-    from edgevox.engines.stt_faster_whisper import FasterWhisperSTT
-
-    return FasterWhisperSTT(
-        cfg.model,
-        cpu_threads=cfg.cpu_threads,
-        beam_size=cfg.beam_size,
-        language=cfg.language,
-        bias=cfg.bias,
-        no_speech_threshold=cfg.no_speech_threshold,
-        device=cfg.device,
-        compute_type=cfg.compute_type,
-        min_window_s=cfg.min_window_s,
-        window_pad_s=cfg.window_pad_s,
-        **cfg.options,
-    )
-
-
-def make_llm(cfg: LLMConfig) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "llm.engine", "LLM")
-    if custom is not None:
-        return custom
-    if cfg.engine != "llama-cpp":
-        raise _unknown_engine("llm.engine", cfg.engine, ["llama-cpp"])
-    from edgevox.engines.llm_llama_cpp import LlamaCppLLM
-
-    return LlamaCppLLM(
-        cfg.model,
-        n_ctx=cfg.context_tokens,
-        n_threads=cfg.threads,
-        n_threads_batch=cfg.batch_threads,
-        n_gpu_layers=cfg.gpu_layers,
-        seed=cfg.seed,
-        **cfg.options,
-    )
-
-
-def make_tts(cfg: TTSConfig) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "tts.engine", "TTS")
-    if custom is not None:
-        return custom
-    if cfg.engine != "piper":
-        raise _unknown_engine("tts.engine", cfg.engine, ["piper"])
-    from edgevox.engines.tts_piper import PiperTTS
-
-    return PiperTTS(
-        cfg.voice,
-        length_scale=cfg.length_scale,
-        speaker_id=cfg.speaker_id,
-        num_threads=cfg.threads,
-        device=cfg.device,
-        **cfg.options,
-    )
-
-
-def make_vad(cfg: VADConfig, sample_rate_hz: int) -> Any:
-    custom = _custom(cfg.engine, cfg.options, "vad.engine", "VAD")
-    if custom is not None:
-        return custom
-    if cfg.engine != "webrtc":
-        raise _unknown_engine("vad.engine", cfg.engine, ["webrtc"])
-    from edgevox.engines.vad_webrtc import WebRtcVAD
-
-    vad = WebRtcVAD(sample_rate_hz=sample_rate_hz, frame_ms=cfg.frame_ms, aggressiveness=cfg.aggressiveness)
-    if cfg.confirm == "none":
-        return vad
-    if sample_rate_hz % 16000:
-        raise ConfigError(
-            f"vad.confirm = 'silero' needs a 16, 32 or 48 kHz pipeline (audio.sample_rate_hz = {sample_rate_hz}): "
-            "set vad.confirm: none or audio.sample_rate_hz: 16000"
-        )
-    from edgevox.engines.vad_silero import ConfirmedVAD, SileroVAD
-
-    return ConfirmedVAD(vad, SileroVAD(), threshold=cfg.silero_threshold)
-
-
-# --- audio ---------------------------------------------------------------------------------------
-
-
-def make_audio_in(cfg: AudioInputConfig, sample_rate_hz: int, *, on_event: Callable[[str], None] | None = None) -> Any:
-    """The microphone or WAV reader; None for typed input."""
-    if cfg.source == "text":
-        return None
-    if cfg.source == "file":
-        from pathlib import Path
-
-        from edgevox.engines.audio_wav import WavFileIn
-
-        path = Path(cfg.file or "")
-        if not path.is_file():
-            raise ConfigError(f"audio.input.file = {cfg.file!r}: no such file")
-        return WavFileIn(path, sample_rate_hz=sample_rate_hz, block_ms=cfg.block_ms, realtime=cfg.realtime)
-    from edgevox.engines.audio_sounddevice import SoundDeviceIn
-
-    return SoundDeviceIn(
-        device=cfg.device,
-        sample_rate_hz=sample_rate_hz,
-        device_rate_hz=cfg.device_sample_rate_hz,
-        block_ms=cfg.block_ms,
-        on_event=on_event,
-        latency=cfg.latency,
-    )
-
-
-def make_audio_out(cfg: AudioOutputConfig, sample_rate_hz: int, *, realtime_file: bool = False) -> Any:
-    """The speaker or WAV writer at the TTS rate; None when there is no audio output."""
-    if cfg.sink == "none":
-        return None
-    if cfg.sink == "file":
-        from edgevox.engines.audio_wav import WavFileOut
-
-        return WavFileOut(cfg.file or "reply.wav", sample_rate_hz=sample_rate_hz, realtime=realtime_file)
-    from edgevox.engines.audio_sounddevice import SoundDeviceOut
-
-    return SoundDeviceOut(
-        device=cfg.device,
-        sample_rate_hz=sample_rate_hz,
-        device_rate_hz=cfg.device_sample_rate_hz,
-        block_ms=cfg.block_ms,
-        latency=cfg.latency,
-    )
-
+__all__ = [
+    "Engines",
+    "Progress",
+    "Steps",
+    "TemplateTrigger",
+    "engine_factory",
+    "import_ref",
+    "is_ref",
+    "make_agent",
+    "make_agents",
+    "make_audio_in",
+    "make_audio_out",
+    "make_bridges",
+    "make_engines",
+    "make_llm",
+    "make_stt",
+    "make_trigger",
+    "make_tts",
+    "make_vad",
+    "make_voice_loop",
+    "make_workflow",
+    "register_agents",
+    "resolve_tools",
+    "start_background_agent",
+    "check_bridges",
+]
 
 # --- agents --------------------------------------------------------------------------------------
 
@@ -359,6 +225,81 @@ def make_workflow(name: str, workflows: dict[str, WorkflowConfig], built: dict[s
     return wf.Parallel(steps, reduce=reduce, name=name)
 
 
+class _Named:
+    """Registers an agent in the pool under its config name (workflows may lack ``name``)."""
+
+    def __init__(self, name: str, agent: Any) -> None:
+        self.name = name
+        self.agent = agent
+
+    def run(self, task: str, ctx: AgentContext) -> Any:
+        return self.agent.run(task, ctx)
+
+
+def register_agents(app: AppConfig, agents: dict[str, Any], pool: AgentPool) -> None:
+    """``pool.agents`` (default: every agent and workflow) registered in ``pool`` by config name."""
+    for name in app.pool.agents or list(agents):
+        pool.register(_Named(name, agents[name]))
+
+
+# --- the voice loop --------------------------------------------------------------------------------
+
+
+def make_voice_loop(app: AppConfig, runtime: Runtime, engines: Engines, agent: Agent) -> VoiceLoop:
+    """The voice loop of ``app`` driving ``agent`` with ``engines`` on ``runtime``'s bus.
+
+    Turns run in a context of the runtime: the shared blackboard and its activity registry,
+    so a stop from any source reaches what every turn started.
+    """
+    from edgevox.voice.chunker import ChunkerSettings
+    from edgevox.voice.loop import VoiceLoop
+    from edgevox.voice.segmenter import SegmenterSettings
+    from edgevox.voice.settings import VoiceSettings
+
+    ep = app.endpointing
+    segmenter = SegmenterSettings(
+        frame_ms=app.vad.frame_ms,
+        pre_roll_ms=ep.pre_roll_ms,
+        min_speech_ms=ep.min_speech_ms,
+        end_silence_ms=ep.end_silence_ms,
+        hold_silence_ms=ep.hold_silence_ms,  # the loop turns it off without speculative STT
+        statement_silence_ms=ep.statement_silence_ms,
+        max_utterance_s=ep.max_utterance_s,
+        pause_ms=ep.pause_ms,
+    )
+    live_input = app.audio.input.source not in ("text", "file")
+    settings = VoiceSettings(
+        segmenter=segmenter,
+        chunker=ChunkerSettings(first_fragment_max_words=app.voice.first_fragment_words),
+        speculative_stt=app.voice.speculative_stt,
+        speculative_reply=app.voice.speculative_reply,
+        tts_priority_ms=app.voice.tts_priority_ms,
+        echo_guard=app.voice.echo_guard,
+        echo_tail_ms=app.voice.echo_tail_ms,
+        energy_gate_ratio=app.voice.energy_gate_ratio,
+        barge_in=app.voice.barge_in,
+        stop_phrases=tuple(app.safety.stop_phrases) if app.safety.enabled else (),
+        stop_confirmation=app.safety.confirmation,
+        vocabulary=tuple(app.stt.vocabulary),
+        session_id=app.voice.session_id,
+        input_stall_s=2.0 if live_input else None,
+    )
+    context = runtime.pool.make_ctx(session_id=app.voice.session_id, agent_name=agent.name)
+    assert engines.vad and engines.stt and engines.tts and engines.audio_in and engines.audio_out, "make_engines first"
+    return VoiceLoop(
+        runtime.bus,
+        engines.vad,
+        engines.stt,
+        agent,
+        engines.tts,
+        engines.audio_in,
+        engines.audio_out,
+        settings,
+        context=context,
+        name=app.name,
+    )
+
+
 # --- background agents ---------------------------------------------------------------------------
 
 
@@ -406,7 +347,7 @@ def make_trigger(cfg: BackgroundAgentConfig) -> Callable[[Any], Any]:
     return trigger
 
 
-def start_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any], pool: Any) -> Any:
+def start_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any], pool: AgentPool) -> BackgroundAgent:
     """Add the background agent to ``pool`` (supervised by the pool's supervisor; it starts
     with the runtime). Returns the :class:`~edgevox.runtime.BackgroundAgent`."""
     patterns = tuple(cfg.trigger.events)
@@ -428,23 +369,23 @@ def start_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any], p
 
 
 def make_bridges(
-    cfg: Any,
-    bus: Any,
-    blackboard: Any,
+    cfg: BridgesConfig,
+    bus: EventBus,
+    blackboard: Blackboard,
     *,
-    on_text: Callable[[str], Any] | None = None,
-    on_say: Callable[[str], Any] | None = None,
+    on_text: Callable[[str], object] | None = None,
+    on_say: Callable[[str], object] | None = None,
     skills: Iterable[Any] = (),
     executor: Any = None,
-    ctx: Any = None,
-) -> list[tuple[str, Any]]:
+    ctx: AgentContext | None = None,
+) -> list[tuple[str, Bridge]]:
     """The enabled bridges, built but not started (``App.start`` starts them).
 
     ROS bridges get the text handlers (a user turn; words to speak as they are), the main
     agent's skills with its executor (so a safety stop on the bus cancels goals that ROS
     clients started, like the agent's own) and a context on the runtime's bus and blackboard.
     """
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, Bridge]] = []
     if cfg.zenoh.enabled:
         from edgevox.integrations.zenoh_bridge import ZenohBridge
 
@@ -463,7 +404,7 @@ def make_bridges(
     return out
 
 
-def check_bridges(cfg: Any) -> list[tuple[str, str, str]]:
+def check_bridges(cfg: BridgesConfig) -> list[tuple[str, str, str]]:
     """``(bridge, status, detail)`` for ``edgevox check``: ``off`` for a disabled bridge, else
     ``ok``/``fail`` from :func:`edgevox.integrations.check_bridges` (which really opens a Zenoh
     session, initialises a private rclpy context, or asks the ROS 1 master)."""

@@ -31,6 +31,7 @@ from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros1BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
 from edgevox.integrations.ros_common import RosBridgeCore, TextHandler
+from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
 if TYPE_CHECKING:
     from edgevox.agents.skills import Skill, SkillExecutor
@@ -96,26 +97,23 @@ class Ros1Bridge:
         self._wake_event = threading.Event()
         self._pub_thread: threading.Thread | None = None
         self._own_node = False
-        self._state = "new"
+        self._life = component_lifecycle("ROS 1 bridge", noun="bridge", error=BridgeError)
         self._lock = threading.Lock()
 
     @property
     def running(self) -> bool:
-        return self._state == "running"
+        return self._life.state is ComponentState.RUNNING
 
     def _master_uri(self) -> str:
         return self.config.master_uri or os.environ.get("ROS_MASTER_URI", "http://localhost:11311")
 
     def start(self) -> Ros1Bridge:
         """Init the node (unless the host did), declare topics, start publishing. Returns self."""
-        with self._lock:
-            if self._state != "new":
-                raise BridgeError(f"ROS 1 bridge: start() in state {self._state!r}; make a new bridge")
-            self._state = "starting"
+        self._life.to(ComponentState.STARTING, "start()")
         try:
             rospy, string = import_rospy(self.config)
         except Exception:
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             raise
         self._rospy = rospy
         try:
@@ -124,7 +122,7 @@ class Ros1Bridge:
             self._declare(rospy, string)
         except Exception as exc:
             self._unregister()
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             if isinstance(exc, BridgeError):
                 raise
             raise BridgeError(f"bridges.ros1: cannot start the ROS 1 bridge: {exc}") from exc
@@ -133,7 +131,7 @@ class Ros1Bridge:
             target=self._publish_loop, args=(string,), name="edgevox-ros1-pub", daemon=True
         )
         self._pub_thread.start()
-        self._state = "running"
+        self._life.to(ComponentState.RUNNING)
         self.core._publish(BridgeStateEvent(source="ros1", bridge="ros1", state="started", detail=self._describe()))
         return self
 
@@ -199,28 +197,30 @@ class Ros1Bridge:
                         publisher.publish(string(data=data))
                     except Exception as exc:  # noqa: BLE001 - rospy shutting down under us
                         log.info("ROS 1 bridge: publish on %s failed: %r", topic, exc)
-            if self._state in ("stopping", "stopped"):
+            if self._life.state in (ComponentState.STOPPING, ComponentState.STOPPED):
                 return
 
-    def stop(self, timeout_s: float = 3.0) -> bool:
-        """Cancel goals, unregister topics, stop the publisher thread (and the node if we made it)."""
+    def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """Cancel goals, unregister topics, stop the publisher thread (and the node if we made it)
+        within ``timeout_s`` (default 3 s; ``timeout`` is EdgeVox's spelling). Truthy when clean."""
+        timeout_s = stop_timeout(timeout_s, timeout, 3.0)
         with self._lock:
-            if self._state != "running":
-                self._state = "stopped"
-                return True
-            self._state = "stopping"
-        clean = self.core.stop(timeout_s / 2)
+            if not self._life.to_if(ComponentState.STOPPING, ComponentState.RUNNING):
+                self._life.to_if(ComponentState.STOPPED, ComponentState.NEW, ComponentState.FAILED)
+                return StopReport()
+        abandoned = [] if self.core.stop(timeout_s / 2) else ["ROS 1 bridge goals"]
         self._wake_event.set()
         if self._pub_thread is not None:
             self._pub_thread.join(timeout_s / 2)
-            clean &= not self._pub_thread.is_alive()
+            if self._pub_thread.is_alive():
+                abandoned.append(self._pub_thread.name)
         self._unregister()
         if self._own_node:
             # rospy allows one node per process; after this the process cannot start another.
             self._rospy.signal_shutdown("edgevox ROS 1 bridge stopped")
-        self._state = "stopped"
+        self._life.to(ComponentState.STOPPED)
         self.core._publish(BridgeStateEvent(source="ros1", bridge="ros1", state="stopped", detail=self._describe()))
-        return clean
+        return StopReport.abandoned_threads(abandoned)
 
     def _unregister(self) -> None:
         for sub in self._subscribers:

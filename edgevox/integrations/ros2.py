@@ -31,6 +31,7 @@ from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros2BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
 from edgevox.integrations.ros_common import RosBridgeCore, TextHandler
+from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
 if TYPE_CHECKING:
     from edgevox.agents.skills import Skill, SkillExecutor
@@ -105,32 +106,33 @@ class Ros2Bridge:
         self._publishers: dict[str, Any] = {}
         self._subscriptions: list[Any] = []
         self._guard: Any = None
-        self._state = "new"
+        self._life = component_lifecycle("ROS 2 bridge", noun="bridge", error=BridgeError)
         self._detail = ""
         self._lock = threading.Lock()
 
     @property
     def running(self) -> bool:
-        return self._state == "running"
+        return self._life.state is ComponentState.RUNNING
 
     def start(self) -> Ros2Bridge:
         """Create (or attach to) the node, publishers and subscriptions; start spinning. Returns self."""
-        with self._lock:
-            if self._state != "new":
-                raise BridgeError(f"ROS 2 bridge: start() in state {self._state!r}; make a new bridge")
-            self._state = "starting"
-        rclpy = import_rclpy(self.config)
+        self._life.to(ComponentState.STARTING, "start()")
+        try:
+            rclpy = import_rclpy(self.config)
+        except BaseException:
+            self._life.to(ComponentState.FAILED)
+            raise
         try:
             if self._host_node is None:
                 self._make_node(rclpy)
             self._declare(rclpy)
         except BridgeError:
             self._teardown(1.0)
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             raise
         except Exception as exc:  # noqa: BLE001 - rclpy raises many types (RCLError, InvalidTopicNameException...)
             self._teardown(1.0)
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             raise BridgeError(
                 f"bridges.ros2: cannot start node {self.config.node_name!r} in {self.config.namespace!r}: {exc}"
             ) from exc
@@ -138,7 +140,7 @@ class Ros2Bridge:
         if self._executor is not None:
             self._spin_thread = threading.Thread(target=self._spin, name="edgevox-ros2-spin", daemon=True)
             self._spin_thread.start()
-        self._state = "running"
+        self._life.to(ComponentState.RUNNING)
         self._detail = self._describe()
         self.core._publish(BridgeStateEvent(source="ros2", bridge="ros2", state="started", detail=self._detail))
         return self
@@ -205,22 +207,24 @@ class Ros2Bridge:
         try:
             self._executor.spin()
         except Exception as exc:  # noqa: BLE001 - ExternalShutdownException or a broken context
-            if self._state == "running":
+            if self.running:
                 log.error("ROS 2 bridge: executor stopped: %r", exc)
                 self.core._publish(BridgeStateEvent(source="ros2", bridge="ros2", state="failed", detail=repr(exc)))
 
-    def stop(self, timeout_s: float = 3.0) -> bool:
-        """Cancel goals started here, stop spinning, destroy what the bridge created. True if clean."""
+    def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """Cancel goals started here, stop spinning, destroy what the bridge created (within
+        ``timeout_s``, default 3 s; ``timeout`` is EdgeVox's spelling). Truthy when clean."""
+        timeout_s = stop_timeout(timeout_s, timeout, 3.0)
         with self._lock:
-            if self._state != "running":
-                self._state = "stopped"
-                return True
-            self._state = "stopping"
-        clean = self.core.stop(timeout_s / 2)
-        clean &= self._teardown(timeout_s / 2)
-        self._state = "stopped"
+            if not self._life.to_if(ComponentState.STOPPING, ComponentState.RUNNING):
+                self._life.to_if(ComponentState.STOPPED, ComponentState.NEW, ComponentState.FAILED)
+                return StopReport()
+        abandoned = [] if self.core.stop(timeout_s / 2) else ["ROS 2 bridge goals"]
+        if not self._teardown(timeout_s / 2):
+            abandoned.append("edgevox-ros2-spin")
+        self._life.to(ComponentState.STOPPED)
         self.core._publish(BridgeStateEvent(source="ros2", bridge="ros2", state="stopped", detail=self._detail))
-        return clean
+        return StopReport.abandoned_threads(abandoned)
 
     def _teardown(self, timeout_s: float) -> bool:
         clean = True

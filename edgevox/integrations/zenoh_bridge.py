@@ -68,6 +68,7 @@ from edgevox.integrations.zenoh_serve import PeerRequests
 from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings
 from edgevox.runtime.blackboard import Request
 from edgevox.runtime.events import ErrorEvent, Event
+from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
 __all__ = ["COUNTERS", "ZenohBridge", "build_zenoh_config", "exposure_warnings"]
 
@@ -153,7 +154,7 @@ class ZenohBridge:
         self._threads: list[threading.Thread] = []
         self._peers: set[str] = set()
         self._peers_cond = threading.Condition()
-        self._state = "new"
+        self._life = component_lifecycle(f"Zenoh bridge {self.bridge_id}", noun="bridge", error=BridgeError)
         self._lock = threading.Lock()
 
     # -- counters -------------------------------------------------------------------------
@@ -196,29 +197,26 @@ class ZenohBridge:
 
     @property
     def running(self) -> bool:
-        return self._state == "running"
+        return self._life.state is ComponentState.RUNNING
 
     def start(self) -> ZenohBridge:
         """Open the session, declare subscriber/queryable/token, start the workers. Returns self.
 
         Raises :class:`BridgeError` (e.g. the listen port is taken) with the session closed.
         """
-        with self._lock:
-            if self._state != "new":
-                raise BridgeError(f"Zenoh bridge {self.bridge_id}: start() in state {self._state!r}; make a new bridge")
-            self._state = "starting"
+        self._life.to(ComponentState.STARTING, "start()")
         try:
             zenoh = self._zenoh = _import_zenoh()
             conf = build_zenoh_config(self.config)
         except Exception:
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             raise
         for line in exposure_warnings(conf):
             log.warning("%s", line)
         try:
             self._session = zenoh.open(conf)
         except Exception as exc:  # noqa: BLE001 - ZError: port taken, bad endpoint, bad certificate...
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             raise BridgeError(
                 f"bridges.zenoh: cannot open a Zenoh session (listen={self.config.listen}, "
                 f"connect={self.config.connect}): {exc}. Check that the port is free and the endpoint is "
@@ -228,7 +226,7 @@ class ZenohBridge:
             self._declare(zenoh)
         except Exception as exc:  # noqa: BLE001 - close what was opened, report one clear error
             self._close_session()
-            self._state = "failed"
+            self._life.to(ComponentState.FAILED)
             raise BridgeError(f"bridges.zenoh: cannot declare Zenoh entities under {self.namespace!r}: {exc}") from exc
         self._start_thread("edgevox-zenoh-in", self._inbox_loop)
         if self._serves_requests:
@@ -246,7 +244,7 @@ class ZenohBridge:
                 max_queue=self.config.max_inbox,
                 name="zenoh-out",
             )
-        self._state = "running"
+        self._life.to(ComponentState.RUNNING)
         self._publish_local(BridgeStateEvent(source="zenoh", bridge="zenoh", state="started", detail=self._describe()))
         return self
 
@@ -284,24 +282,26 @@ class ZenohBridge:
         self._threads.append(thread)
         thread.start()
 
-    def stop(self, timeout_s: float = 2.0) -> bool:
-        """Stop forwarding, close the session, join the workers. True if every thread ended.
+    def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """Stop forwarding, close the session, join the workers within ``timeout_s`` (default 2 s;
+        ``timeout`` is EdgeVox's spelling). Truthy when every thread ended.
 
         Peers' requests still waiting get an error reply; none is left to time out.
         """
+        timeout_s = stop_timeout(timeout_s, timeout, 2.0)
         with self._lock:
-            if self._state in ("stopped", "new", "failed"):
-                self._state = "stopped" if self._state == "new" else self._state
-                return True
-            self._state = "stopping"
+            if not self._life.to_if(ComponentState.STOPPING, ComponentState.RUNNING):
+                self._life.to_if(ComponentState.STOPPED, ComponentState.NEW, ComponentState.FAILED)
+                return StopReport()
         deadline = time.monotonic() + timeout_s
-        clean = True
-        if self._out_sub is not None:
-            clean &= self._out_sub.close(timeout_s=max(0.0, deadline - time.monotonic()))
+        abandoned: list[str] = []
+        if self._out_sub is not None and not self._out_sub.close(timeout_s=max(0.0, deadline - time.monotonic())):
+            abandoned.append("zenoh-out subscriber")
         for watch in self._watches:
             watch.close()
         self._watches.clear()
-        clean &= self._serving.stop(deadline)  # before the session closes: the error replies go out
+        if not self._serving.stop(deadline):  # before the session closes: the error replies go out
+            abandoned.append("zenoh request workers")
         self._close_session()  # also ends forwarded queries still waiting for a reply
         self._inbox.close()
         for thread in self._threads:
@@ -309,10 +309,11 @@ class ZenohBridge:
                 self._forwards.put(_STOP)
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-            clean &= not thread.is_alive()
-        self._state = "stopped"
+            if thread.is_alive():
+                abandoned.append(thread.name)
+        self._life.to(ComponentState.STOPPED)
         self._publish_local(BridgeStateEvent(source="zenoh", bridge="zenoh", state="stopped", detail=self._describe()))
-        return clean
+        return StopReport.abandoned_threads(abandoned)
 
     def _close_session(self) -> None:
         session, self._session = self._session, None
@@ -394,7 +395,7 @@ class ZenohBridge:
         except Exception as exc:  # noqa: BLE001 - session closed under us while stopping
             self.counters.add("sent", -1)
             self.counters.add("send_errors")
-            if self._state == "running":
+            if self.running:
                 raise BridgeError(f"Zenoh bridge: put {self.event_key(event.kind)!r} failed: {exc}") from exc
 
     # -- events in -------------------------------------------------------------------------------
@@ -467,7 +468,7 @@ class ZenohBridge:
         error, or its reply is over the limits.
         """
         session = self._session
-        if session is None or self._state != "running":
+        if session is None or not self.running:
             raise BridgeError(f"Zenoh bridge {self.bridge_id}: request({key!r}) while not running; call start() first")
         timeout_s = self.config.request_timeout_s if timeout_s is None else timeout_s
         selector = self.blackboard_key(key, namespace)
@@ -535,7 +536,7 @@ class ZenohBridge:
                 value = self.request(request.request_key, request.task)
             except BridgeError as exc:
                 # The local caller's own timeout resolves its future; this says why.
-                if self._state == "running":
+                if self.running:
                     self._report(f"zenoh bridge: request {request.request_key!r}", str(exc))
                 continue
             except Exception as exc:  # noqa: BLE001 - the worker never dies on one request

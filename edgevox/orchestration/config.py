@@ -13,39 +13,36 @@
 ``conversation`` routes turn by turn through phases (``conversation.stages``)
 with handoffs; ``single`` sends every turn to the application's main agent.
 
-This module must not import :mod:`edgevox.config.schema` (the schema imports it),
-so it repeats the schema's conventions: unknown keys are errors, scalars are strict.
-:func:`build_orchestration` turns a validated section and a ``{name: agent}`` dict
-into a :class:`~edgevox.orchestration.coordinator.Coordinator`.
+This module must not import :mod:`edgevox.config.schema` (the schema imports it); its
+models share the schema's base and types from :mod:`edgevox.config.fields` (unknown keys
+are errors, scalars are strict).
+:func:`edgevox.config.build_orchestration.build_orchestration` (with every other
+config-to-object mapping, in :mod:`edgevox.config`) turns a validated section and a
+``{name: agent}`` dict into a :class:`~edgevox.orchestration.coordinator.Coordinator`.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
-from edgevox.config.fields import Seconds
-from edgevox.config.fields import Section as _Section
-from edgevox.errors import ConfigError
+from edgevox.config.fields import Name, Seconds, Section
 
-Name = Annotated[StrictStr, Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")]
 PosInt = Annotated[StrictInt, Field(ge=1, le=1000)]
 PosFloat = Seconds
 NonNegFloat = Annotated[StrictFloat, Field(ge=0, le=3600)]
 StrategyName = Literal["single", "conversation", "pipeline", "swarm", "supervisor", "loop"]
 
 
-class PipelineSection(_Section):
+class PipelineSection(Section):
     """Agents in order; each gets the request and the previous agent's answer."""
 
     agents: list[Name] = Field(min_length=1, description="Agents in the order they run.")
     timeout_s: PosFloat | None = Field(None, description="Per-agent time limit in seconds; null = none.")
 
 
-class SwarmSection(_Section):
+class SwarmSection(Section):
     """Peers handing the turn to each other with `handoff_conversation`."""
 
     agents: list[Name] = Field(min_length=1, description="Agents of the swarm (give each the handoff tool).")
@@ -54,7 +51,7 @@ class SwarmSection(_Section):
     aliases: dict[StrictStr, Name] = Field(default_factory=dict, description="Other names agents may use for a target.")
 
 
-class SupervisorSection(_Section):
+class SupervisorSection(Section):
     """A supervising agent and its workers (the orchestrator pattern)."""
 
     supervisor: Name = Field(description="The agent that delegates and answers.")
@@ -74,7 +71,7 @@ class SupervisorSection(_Section):
     )
 
 
-class LoopSection(_Section):
+class LoopSection(Section):
     """A writer revised until reviewers say APPROVED."""
 
     agent: Name = Field(description="The agent that writes the answer.")
@@ -84,7 +81,7 @@ class LoopSection(_Section):
     timeout_s: PosFloat | None = Field(None, description="Per-agent time limit in seconds; null = none.")
 
 
-class StageSection(_Section):
+class StageSection(Section):
     phase: StrictStr = Field(min_length=1, description="Phase name (intake, handling, ... or your own).")
     agent: Name = Field(description="Agent that owns the phase.")
     next: StrictStr | None = Field(None, description="Phase that follows; null = next in the list.")
@@ -93,7 +90,7 @@ class StageSection(_Section):
     )
 
 
-class ConversationSection(_Section):
+class ConversationSection(Section):
     """Turn-by-turn routing through phases, with handoffs between their agents."""
 
     stages: list[StageSection] = Field(min_length=1, description="Phases in order, each owned by an agent.")
@@ -103,12 +100,12 @@ class ConversationSection(_Section):
     supervisor: Name | None = Field(None, description="Agent that observes every exchange (never answers).")
 
 
-class DelegationSection(_Section):
+class DelegationSection(Section):
     max_depth: PosInt = Field(5, description="Longest delegation chain.")
     max_concurrency: PosInt = Field(2, description="Delegated agents running at once, at most.")
 
 
-class DeliverySection(_Section):
+class DeliverySection(Section):
     """How results produced in the background reach the voice channel."""
 
     strategy: Literal["immediate", "wait_for_idle", "queued"] = Field(
@@ -120,7 +117,7 @@ class DeliverySection(_Section):
     timeout_s: PosFloat = Field(30.0, description="wait_for_idle: deliver anyway after waiting this long, in seconds.")
 
 
-class OrchestrationConfig(_Section):
+class OrchestrationConfig(Section):
     """Multi-agent orchestration: which strategy answers user turns."""
 
     strategy: StrategyName = Field("single", description="Runtime-wide strategy; its section below must be present.")
@@ -158,136 +155,3 @@ class OrchestrationConfig(_Section):
             if self.conversation.supervisor:
                 names.add(self.conversation.supervisor)
         return names
-
-
-def _agent(agents: Mapping[str, Any], name: str, where: str) -> Any:
-    if name in agents:
-        return agents[name]
-    close = difflib.get_close_matches(name, list(agents), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigError(f"orchestration.{where}: no agent named {name!r}{hint} (defined: {', '.join(agents) or 'none'})")
-
-
-def build_strategy(config: OrchestrationConfig, name: str, agents: Mapping[str, Any], *, delivery: Any = None) -> Any:
-    """Build the strategy ``name`` from its section (None for single/conversation)."""
-    from edgevox.orchestration.strategies import Loop, Pipeline, Supervisor, Swarm
-
-    if name == "pipeline" and config.pipeline:
-        sec = config.pipeline
-        return Pipeline([_agent(agents, a, "pipeline.agents") for a in sec.agents], timeout_s=sec.timeout_s)
-    if name == "swarm" and config.swarm:
-        sw = config.swarm
-        for alias_target in sw.aliases.values():
-            _agent(agents, alias_target, "swarm.aliases")
-        return Swarm(
-            [_agent(agents, a, "swarm.agents") for a in sw.agents],
-            sw.entry,
-            max_handoffs=sw.max_handoffs,
-            aliases=sw.aliases,
-        )
-    if name == "supervisor" and config.supervisor:
-        su = config.supervisor
-        return Supervisor(
-            _agent(agents, su.supervisor, "supervisor.supervisor"),
-            [_agent(agents, w, "supervisor.workers") for w in su.workers],
-            strategy=su.strategy,
-            auto_delegate=su.auto_delegate,
-            refine_task=su.refine_task,
-            async_delivery=su.async_delivery,
-            delivery=delivery,
-            max_concurrency=config.delegation.max_concurrency,
-            max_depth=config.delegation.max_depth,
-            timeout_s=su.timeout_s,
-        )
-    if name == "loop" and config.loop:
-        lo = config.loop
-        return Loop(
-            _agent(agents, lo.agent, "loop.agent"),
-            [_agent(agents, r, "loop.reviewers") for r in lo.reviewers],
-            strategy=lo.strategy,
-            max_iterations=lo.max_iterations,
-            timeout_s=lo.timeout_s,
-        )
-    return None
-
-
-def build_delivery(config: OrchestrationConfig, *, sink: Any = None, voice: Any = None, publish: Any = None) -> Any:
-    from edgevox.orchestration.delivery import Immediate, Queued, WaitForIdle
-
-    d = config.delivery
-    if d.strategy == "immediate":
-        return Immediate(sink, publish=publish)
-    if d.strategy == "queued":
-        return Queued(buffer_s=d.buffer_s, sink=sink, publish=publish)
-    return WaitForIdle(voice, buffer_s=d.buffer_s, timeout_s=d.timeout_s, sink=sink, publish=publish)
-
-
-def build_orchestration(
-    config: OrchestrationConfig | Mapping[str, Any],
-    agents: Mapping[str, Any],
-    *,
-    main_agent: str | None = None,
-    bus: Any = None,
-    blackboard: Any = None,
-    sink: Any = None,
-    voice: Any = None,
-) -> Any:
-    """A :class:`Coordinator` for ``config`` over ``agents`` (``{name: agent}``).
-
-    ``main_agent`` answers under ``strategy: single`` (default: the first agent).
-    ``bus``/``blackboard``: the runtime's (events, per-session state). ``sink(items)``
-    speaks background results; ``voice`` is a :class:`VoiceActivityState` for
-    ``wait_for_idle`` delivery. Raises :class:`ConfigError` for unknown agent names.
-    """
-    from pydantic import ValidationError
-
-    from edgevox.orchestration.coordinator import Coordinator
-    from edgevox.orchestration.handoff import HandoffHandler
-    from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
-    from edgevox.orchestration.routing import ConversationRouter
-    from edgevox.orchestration.state import SessionStore
-
-    if not isinstance(config, OrchestrationConfig):
-        try:
-            config = OrchestrationConfig.model_validate(dict(config))
-        except ValidationError as exc:
-            raise ConfigError(f"orchestration: {exc}") from exc
-    if not agents:
-        raise ConfigError("orchestration: no agents were given to orchestrate")
-    for name in sorted(config.agent_names()):
-        _agent(agents, name, "agents")
-    publish = bus.publish if bus is not None else None
-    delivery = build_delivery(config, sink=sink, voice=voice, publish=publish)
-    store = SessionStore(blackboard)
-    router = handoff = None
-    if config.conversation is not None:
-        conv = config.conversation
-        pipeline = ConversationPipeline(
-            [PipelineStage(s.phase, s.agent, s.next, tuple(s.can_return_to)) for s in conv.stages], name="conversation"
-        )
-        router = pipeline.to_router(supervisor=conv.supervisor)
-        router_agents = {n: agents[n] for n in router.agents}
-        handoff = HandoffHandler(
-            router_agents,
-            store,
-            aliases=conv.aliases,
-            allowed_transitions=pipeline.agent_transitions(),
-            phase_of=pipeline.phase_of,
-            publish=publish,
-        )
-    elif main_agent is not None:
-        _agent(agents, main_agent, "main agent")
-        router = ConversationRouter(agents, default_agent=main_agent)
-    coordinator = Coordinator(
-        {n: agents[n] for n in router.agents} if router is not None else agents,
-        router=router,
-        handoff=handoff,
-        store=store,
-        strategy=build_strategy(config, config.strategy, agents, delivery=delivery),
-        bus=bus,
-        delivery=delivery,
-    )
-    for session_id, name in config.sessions.items():
-        strategy = build_strategy(config, name, agents, delivery=delivery)
-        coordinator.set_session_strategy(session_id, strategy if strategy is not None else Coordinator.ROUTE)
-    return coordinator

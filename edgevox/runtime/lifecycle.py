@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-from edgevox.errors import LifecycleError
+from edgevox.errors import EdgeVoxError, LifecycleError
 
 S = TypeVar("S", bound=Enum)
 R = TypeVar("R")
@@ -37,6 +37,7 @@ class Lifecycle(Generic[S]):
 
     ``transitions`` maps each state to the states it may move to. ``hints`` maps a
     state to a sentence appended to the error when leaving it is illegal (the fix).
+    ``error``: the class raised for an illegal transition (a bridge raises ``BridgeError``).
     """
 
     def __init__(
@@ -45,8 +46,11 @@ class Lifecycle(Generic[S]):
         initial: S,
         transitions: Mapping[S, Iterable[S]],
         hints: Mapping[S, str] | None = None,
+        *,
+        error: type[EdgeVoxError] = LifecycleError,
     ) -> None:
         self.owner = owner
+        self._error = error
         self._state = initial
         self._transitions = {k: frozenset(v) for k, v in transitions.items()}
         self._hints = dict(hints or {})
@@ -66,9 +70,7 @@ class Lifecycle(Generic[S]):
             if target not in self._transitions.get(current, ()):
                 what = action or f"move to {target.name}"
                 hint = self._hints.get(current, "")
-                raise LifecycleError(
-                    f"{self.owner}: cannot {what} while {current.name}" + (f"; {hint}" if hint else "")
-                )
+                raise self._error(f"{self.owner}: cannot {what} while {current.name}" + (f"; {hint}" if hint else ""))
             self._state = target
             return current
 
@@ -89,21 +91,65 @@ class Lifecycle(Generic[S]):
         return f"Lifecycle({self.owner!r}, {self._state.name})"
 
 
+class ComponentState(str, Enum):
+    """The states of a component that starts once and stops once (App, bridges)."""
+
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+    """``start()`` raised; ``stop()`` still releases what is left (-> STOPPED)."""
+
+
+_C = ComponentState
+COMPONENT_TRANSITIONS: Mapping[ComponentState, tuple[ComponentState, ...]] = {
+    _C.NEW: (_C.STARTING, _C.STOPPING, _C.STOPPED),
+    _C.STARTING: (_C.RUNNING, _C.FAILED, _C.STOPPING),
+    _C.RUNNING: (_C.STOPPING,),
+    _C.FAILED: (_C.STOPPING, _C.STOPPED),
+    _C.STOPPING: (_C.STOPPED,),
+    _C.STOPPED: (),
+}
+"""``NEW -> STARTING -> RUNNING -> STOPPING -> STOPPED``; a failed start ends in FAILED (or,
+when the component rolls itself back, STOPPING); ``stop()`` before ``start()`` is legal."""
+
+
+def component_lifecycle(
+    owner: str, *, noun: str = "one", error: type[EdgeVoxError] = LifecycleError
+) -> Lifecycle[ComponentState]:
+    """A :class:`Lifecycle` over :class:`ComponentState`; starting twice or after a stop raises
+    ``error`` saying to make a new ``noun``."""
+    hint = f"it starts once; make a new {noun}"
+    hints = {_C.RUNNING: "it is already running", _C.STOPPED: hint, _C.FAILED: hint, _C.STOPPING: hint}
+    return Lifecycle(owner, _C.NEW, COMPONENT_TRANSITIONS, hints, error=error)
+
+
 @dataclass
 class StopReport:
-    """Result of a ``stop(timeout_s)``: truthy when clean.
+    """Result of a ``stop(timeout_s)``: truthy when clean. The one stop report of edgevox:
+    the runtime, background agents, supervisors, bridges, the voice loop and the App return it.
 
     ``abandoned`` names the threads or agents that were still running at the deadline
     (they are daemon threads, told to cancel, and left behind). ``discarded`` counts
-    queued work items that were failed on purpose instead of run.
+    queued work items that were failed on purpose instead of run. ``cancelled_turns``:
+    user turns running or queued when a voice loop stopped. ``parts``: the reports of the
+    components a composite stop stopped, by name (``App.stop``: ``"voice"``,
+    ``"bridge ros2"``, ``"runtime"``...); the top-level fields already include theirs.
     """
 
     clean: bool = True
     abandoned: list[str] = field(default_factory=list)
     discarded: int = 0
+    cancelled_turns: list[int] = field(default_factory=list)
+    parts: dict[str, StopReport] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return self.clean
+
+    def __str__(self) -> str:
+        return "clean" if self.clean else "abandoned: " + (", ".join(self.abandoned) or "(unnamed)")
 
     @classmethod
     def merge(cls, reports: Iterable[StopReport]) -> StopReport:
@@ -112,12 +158,39 @@ class StopReport:
             out.clean = out.clean and r.clean
             out.abandoned.extend(r.abandoned)
             out.discarded += r.discarded
+            out.cancelled_turns.extend(r.cancelled_turns)
+        return out
+
+    @classmethod
+    def nest(cls, parts: Mapping[str, StopReport]) -> StopReport:
+        """One report for a composite stop: the parts' fields merged, each part kept by name."""
+        out = cls.merge(parts.values())
+        out.parts = dict(parts)
         return out
 
     @classmethod
     def abandoned_threads(cls, names: Iterable[str]) -> StopReport:
         names = list(names)
         return cls(clean=not names, abandoned=names)
+
+
+class Component(Protocol):
+    """Anything an application starts once and stops once (a bridge, the voice loop, the runtime).
+    ``start()`` returns once it runs; ``stop`` returns a :class:`StopReport` (``timeout`` is
+    EdgeVox's spelling of ``timeout_s``)."""
+
+    def start(self) -> object: ...
+
+    def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport: ...
+
+
+def stop_timeout(timeout_s: float | None, timeout: float | None, default: float) -> float:
+    """The deadline of a ``stop(timeout_s=..., timeout=...)``: ``timeout`` is EdgeVox's spelling
+    of ``timeout_s``; giving both (different) is an error, giving neither means ``default``."""
+    if timeout is not None and timeout_s is not None and timeout != timeout_s:
+        raise TypeError(f"stop(): give timeout_s or timeout, not both (timeout_s={timeout_s}, timeout={timeout})")
+    chosen = timeout if timeout is not None else timeout_s
+    return default if chosen is None else chosen
 
 
 class _StopRun:

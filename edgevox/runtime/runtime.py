@@ -38,10 +38,10 @@ from edgevox.runtime.activities import SAFETY_STOP_REASON, ActivityRegistry, Can
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.events import ErrorEvent, ShutdownEvent, StopEvent
-from edgevox.runtime.lifecycle import Lifecycle, SharedStop, StopReport
+from edgevox.runtime.lifecycle import Lifecycle, SharedStop, StopReport, stop_timeout
 from edgevox.runtime.limits import wait_s
 from edgevox.runtime.pool import AgentPool
-from edgevox.runtime.supervisor import Strategy, RestartSupervisor
+from edgevox.runtime.supervisor import RestartSupervisor, Strategy
 
 
 class RuntimeState(str, Enum):
@@ -141,9 +141,10 @@ class Runtime:
         self._life.to(RuntimeState.RUNNING)
         return self
 
-    def stop(self, timeout_s: float = 5.0) -> StopReport:
-        """Shut everything down within ``timeout_s``; see the module docstring for the order."""
-        timeout_s = wait_s("timeout_s", timeout_s, owner=f"Runtime {self.name!r}.stop")
+    def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """Shut everything down within ``timeout_s`` (default 5 s; ``timeout`` is EdgeVox's
+        spelling); see the module docstring for the order."""
+        timeout_s = wait_s("timeout_s", stop_timeout(timeout_s, timeout, 5.0), owner=f"Runtime {self.name!r}.stop")
         return self._stops.run(timeout_s, self._stop)
 
     def _still_running(self) -> StopReport:

@@ -59,16 +59,16 @@ def test_check_starts_an_enabled_zenoh_bridge_to_prove_it_can(tmp_path, capsys):
 
 
 def test_devices_without_any_device_explains_what_to_do(monkeypatch, capsys):
-    import edgevox.app
+    import edgevox.check
 
-    monkeypatch.setattr(edgevox.app, "list_audio_devices", lambda: [])
+    monkeypatch.setattr(edgevox.check, "list_audio_devices", lambda: [])
     assert main(["devices"]) == 1
     out = capsys.readouterr().out
     assert "no usable audio device" in out and "--input question.wav --output reply.wav" in out
 
 
 def test_devices_lists_what_portaudio_sees(capsys):
-    from edgevox.app import list_audio_devices
+    from edgevox.check import list_audio_devices
 
     devices = list_audio_devices()
     code = main(["devices"])

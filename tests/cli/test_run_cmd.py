@@ -73,9 +73,9 @@ def test_a_missing_input_file_is_a_clear_error(scripted_config, capsys):
 
 
 def test_no_audio_device_explains_how_to_run_headless(tmp_path, capsys, monkeypatch):
-    import edgevox.app
+    import edgevox.check
 
-    monkeypatch.setattr(edgevox.app, "list_audio_devices", lambda: [])
+    monkeypatch.setattr(edgevox.check, "list_audio_devices", lambda: [])
     config = write_config(tmp_path, sink="device")
     config.write_text(config.read_text().replace("source: text", "source: device"))
     assert run_cli("run", str(config)) == 2

@@ -118,7 +118,7 @@ def main() -> int:
                 "elapsed_s": time.monotonic() - ready,
             }
             print(f"COUNTERS {json.dumps(report)}", flush=True)
-    clean = bridge.stop()
+    clean = bool(bridge.stop())
     bus.close()
     print(f"STOPS {json.dumps(stops)}", flush=True)
     print(f"CANCELLED {body_cancelled.is_set()}", flush=True)

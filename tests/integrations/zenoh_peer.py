@@ -88,7 +88,7 @@ def main() -> int:
             print("LEFT" if left.wait(20) else "NOT_LEFT", flush=True)
         elif command == "quit":
             break
-    clean = robot1.stop() & robot2.stop()
+    clean = bool(robot1.stop()) & bool(robot2.stop())
     bus1.close()
     bus2.close()
     board.close()

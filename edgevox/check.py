@@ -1,0 +1,193 @@
+"""``edgevox check``: what a config needs, resolved and opened without running the application.
+
+:func:`check_config` reports, item by item, whether the models resolve, the references
+(custom engines, agent factories, tools, triggers) import, the audio devices or files open
+and the enabled bridges can start; :func:`list_audio_devices` lists what PortAudio sees.
+Library code: it returns reports and never prints (``edgevox check`` in
+:mod:`edgevox.cli.run_cmd` prints them, as text or ``--json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgevox.config import build as wiring
+from edgevox.config.schema import AgentConfig, AppConfig, BackgroundAgentConfig
+from edgevox.errors import AudioDeviceError, EdgeVoxError
+
+
+@dataclass
+class CheckItem:
+    what: str
+    status: str
+    """``ok``, ``warn``, ``fail`` or ``off``."""
+    detail: str
+
+
+@dataclass
+class CheckReport:
+    items: list[CheckItem] = field(default_factory=list)
+
+    def add(self, what: str, status: str, detail: str) -> None:
+        self.items.append(CheckItem(what, status, detail))
+
+    @property
+    def failed(self) -> list[CheckItem]:
+        return [i for i in self.items if i.status == "fail"]
+
+
+def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport:
+    """What ``edgevox check`` reports: models resolved, references imported, devices opened, bridges."""
+    from edgevox import models
+
+    report = CheckReport()
+    text_in = config.audio.input.source == "text"
+    no_out = config.audio.output.sink == "none"
+    needed = [("LLM", config.llm)]
+    if not text_in:
+        needed.insert(0, ("STT", config.stt))
+    if not no_out:
+        needed.append(("TTS", config.tts))
+    needed.append(("VAD", config.vad))
+    for role, section in needed:
+        engine = section.engine
+        if wiring.is_ref(engine) or ":" in engine:
+            _try(
+                report,
+                f"{role} engine",
+                lambda e=engine, s=section, r=role: (
+                    wiring.engine_factory(e, s.options, f"{r.lower()}.engine") and f"custom {e}"
+                ),
+            )
+            continue
+        if role == "VAD":
+            continue
+        ref = section.voice if role == "TTS" else section.model
+        _try(report, f"{role} model", lambda r=ref: f"{r} -> {models.resolve(r)}")
+    from edgevox.config.diagnostics import engine_devices
+
+    for what, status, detail in engine_devices(config):
+        report.add(f"{what} runs on", status, detail)
+    if load_models:
+        _try(report, "load LLM", lambda: type(wiring.make_llm(config.llm)).__name__ + " loaded")
+        if not text_in:
+            _try(report, "load STT", lambda: type(wiring.make_stt(config.stt)).__name__ + " loaded")
+        if not no_out:
+            _try(report, "load TTS", lambda: type(wiring.make_tts(config.tts)).__name__ + " loaded")
+    for name, agent in config.agents.items():
+        refs = ([agent.factory] if agent.factory else []) + agent.tools + agent.skills
+        _try(report, f"agent {name}", lambda a=agent, n=name, r=refs: _check_agent_refs(n, a, r))
+    for name, wf in config.workflows.items():
+        report.add(f"workflow {name}", "ok", f"{wf.type} of {', '.join(wf.steps)}")
+    for bg in config.background_agents:
+        _try(report, f"background {bg.name}", lambda b=bg: _describe_trigger(b))
+    report.add("answers with", "ok", config.main_agent)
+    _check_audio(report, config)
+    for name, status, detail in wiring.check_bridges(config.bridges):
+        report.add(f"bridge {name}", status, detail)
+    return report
+
+
+def _try(report: CheckReport, what: str, fn: Callable[[], object]) -> None:
+    try:
+        report.add(what, "ok", str(fn()))
+    except EdgeVoxError as exc:
+        report.add(what, "fail", str(exc))
+
+
+def _check_agent_refs(name: str, agent: AgentConfig, refs: list[str]) -> str:
+    if agent.factory:
+        wiring.import_ref(agent.factory, where=f"agents.{name}.factory")
+        return f"built by {agent.factory}"
+    tools = wiring.resolve_tools(agent.tools, where=f"agents.{name}.tools")
+    tools += wiring.resolve_tools(agent.skills, where=f"agents.{name}.skills")
+    names = ", ".join(t.name for t in tools) or "no tools"
+    return f"{names}" + (f"; hands off to {', '.join(agent.handoffs)}" if agent.handoffs else "")
+
+
+def _describe_trigger(bg: BackgroundAgentConfig) -> str:
+    wiring.make_trigger(bg)
+    what = bg.trigger.function or repr(bg.trigger.task)
+    return f"{bg.agent} on {', '.join(bg.trigger.events)} -> {what} (queue {bg.max_queue}, {bg.overflow}, restart {bg.restart})"
+
+
+def _check_audio(report: CheckReport, config: AppConfig) -> None:
+    inp, out = config.audio.input, config.audio.output
+    if inp.source == "text":
+        report.add("input", "ok", "typed text (stdin)")
+    elif inp.source == "file":
+        _try(report, "input", lambda: _check_wav(inp.file or ""))
+    else:
+        _try(report, "input", lambda: _open_device("input", inp.device))
+    if out.sink == "none":
+        report.add("output", "ok", "none (replies as text)")
+    elif out.sink == "file":
+        report.add("output", "ok", f"WAV file {out.file}")
+    else:
+        _try(report, "output", lambda: _open_device("output", out.device))
+
+
+def _check_wav(path: str) -> str:
+    from edgevox.engines.audio_wav import wav_info
+
+    seconds, rate = wav_info(path)
+    return f"WAV file {path} ({seconds:.1f} s at {rate} Hz)"
+
+
+def _open_device(kind: str, spec: Any) -> str:
+    """Find the device and open a stream on it briefly (proves it works)."""
+    from edgevox.engines.audio_sounddevice import SoundDeviceIn, SoundDeviceOut, find_device
+
+    sd = _sounddevice_or_explain()
+    if not list(sd.query_devices()):
+        raise AudioDeviceError(f"no audio {kind} device (PortAudio sees none); use --input/--output FILE.wav or --text")
+    index = find_device(sd, spec, kind)
+    stream = (
+        SoundDeviceIn(device=spec, watchdog_timeout_s=0)
+        if kind == "input"
+        else SoundDeviceOut(device=spec, watchdog_timeout_s=0)
+    )
+    try:
+        stream.start()
+    except Exception as exc:  # noqa: BLE001 - PortAudio raises its own types
+        raise AudioDeviceError(f"cannot open audio {kind} {spec or 'default'}: {exc}") from None
+    finally:
+        try:
+            stream.stop()
+        except Exception:  # noqa: BLE001 - closing a half-open stream may fail; it is being discarded
+            pass
+    info = sd.query_devices(index if index is not None else sd.default.device[0 if kind == "input" else 1])
+    return f"device {info['name']!r} opened ({info['default_samplerate']:.0f} Hz)"
+
+
+def _sounddevice_or_explain() -> Any:
+    from edgevox.engines._util import require
+
+    try:
+        return require("sounddevice", package="sounddevice", extra="audio", purpose="audio devices")
+    except OSError as exc:  # libportaudio2 missing: sounddevice raises OSError at import
+        raise AudioDeviceError(f"PortAudio is not installed ({exc}): run `apt-get install libportaudio2`") from None
+
+
+def list_audio_devices() -> list[dict[str, Any]]:
+    """Every audio device PortAudio sees (empty when there is none)."""
+    sd = _sounddevice_or_explain()
+    try:
+        devices = list(sd.query_devices())
+        default_in, default_out = sd.default.device
+    except Exception as exc:  # noqa: BLE001 - PortAudio errors vary by platform
+        raise AudioDeviceError(f"cannot list audio devices: {exc}") from None
+    return [
+        {
+            "index": i,
+            "name": d["name"],
+            "inputs": d["max_input_channels"],
+            "outputs": d["max_output_channels"],
+            "default_rate_hz": d["default_samplerate"],
+            "default_input": i == default_in,
+            "default_output": i == default_out,
+        }
+        for i, d in enumerate(devices)
+    ]

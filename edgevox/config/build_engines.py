@@ -1,0 +1,294 @@
+"""Engines and audio devices from the config: the ``llm``, ``stt``, ``tts``, ``vad`` and
+``audio`` sections, each built by one ``make_*`` function.
+
+Each function imports its adapter (and so its heavy library) only when its section is
+used: a text config never imports faster-whisper, piper or sounddevice.
+:func:`make_engines` builds the set an application needs, putting the null engines of
+:mod:`edgevox.engines.null` where the config has no audio input or output.
+
+Custom engines: a section whose ``engine`` is a ``module:factory`` reference is built by
+calling ``factory(**options)``; the returned object must satisfy the engine's protocol in
+:mod:`edgevox.engines.base`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from edgevox.config.refs import import_ref
+from edgevox.config.schema import (
+    REF_PATTERN,
+    AppConfig,
+    AudioInputConfig,
+    AudioOutputConfig,
+    LLMConfig,
+    STTConfig,
+    TTSConfig,
+    VADConfig,
+)
+from edgevox.errors import ConfigError, EdgeVoxError
+
+if TYPE_CHECKING:
+    from edgevox.engines.base import LLM, STT, TTS, VAD, AudioIn, AudioOut
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# --- engines -------------------------------------------------------------------------------------
+
+
+def is_ref(engine: str) -> bool:
+    """True when an ``engine`` value is a ``module:factory`` reference (not a builtin name)."""
+    return re.match(REF_PATTERN, engine) is not None
+
+
+def engine_factory(engine: str, options: dict[str, Any], where: str) -> Callable[..., Any]:
+    """Import a custom engine factory and check it accepts ``options`` (without calling it)."""
+    factory = import_ref(engine, where=where)
+    if not callable(factory):
+        raise ConfigError(f"{where} = {engine!r} is a {type(factory).__name__}, not a factory function or class")
+    try:
+        inspect.signature(factory).bind(**options)
+    except TypeError as exc:
+        keys = ", ".join(options) or "no options"
+        raise ConfigError(
+            f"{where} = {engine!r} cannot be called with {keys}: {exc}; fix the engine's options"
+        ) from None
+    except ValueError:
+        pass  # no signature to inspect (some builtins): calling it will tell
+    return factory
+
+
+def _custom(engine: str, options: dict[str, Any], where: str, role: str) -> Any | None:
+    """Build a ``module:factory`` engine and check it has the methods of ``role``'s protocol."""
+    if not is_ref(engine):
+        return None
+    from edgevox.engines import base
+
+    factory = engine_factory(engine, options, where)
+    try:
+        built = factory(**options)
+    except EdgeVoxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's factory failed: name it
+        raise ConfigError(f"{where} = {engine!r}: building the engine raised {type(exc).__name__}: {exc}") from None
+    protocol = getattr(base, role)
+    if not isinstance(built, protocol):
+        members = set(vars(protocol)) | set(getattr(protocol, "__annotations__", {}))
+        needs = ", ".join(sorted(n for n in members if not n.startswith("_")))
+        raise ConfigError(
+            f"{where} = {engine!r} returned a {type(built).__name__}, which is not a valid {role} engine "
+            f"(it needs: {needs}; see edgevox.engines.base.{role})"
+        )
+    return built
+
+
+def _unknown_engine(where: str, engine: str, known: Iterable[str]) -> ConfigError:
+    return ConfigError(
+        f"{where} = {engine!r}: unknown engine; use one of {', '.join(known)} or a 'module:factory' reference"
+    )
+
+
+def make_stt(cfg: STTConfig) -> STT:
+    custom = _custom(cfg.engine, cfg.options, "stt.engine", "STT")
+    if custom is not None:
+        return custom
+    if cfg.engine != "faster-whisper":
+        raise _unknown_engine("stt.engine", cfg.engine, ["faster-whisper"])
+    from edgevox.engines.stt_faster_whisper import FasterWhisperSTT
+
+    return FasterWhisperSTT(
+        cfg.model,
+        cpu_threads=cfg.cpu_threads,
+        beam_size=cfg.beam_size,
+        language=cfg.language,
+        bias=cfg.bias,
+        no_speech_threshold=cfg.no_speech_threshold,
+        device=cfg.device,
+        compute_type=cfg.compute_type,
+        min_window_s=cfg.min_window_s,
+        window_pad_s=cfg.window_pad_s,
+        **cfg.options,
+    )
+
+
+def make_llm(cfg: LLMConfig) -> LLM:
+    custom = _custom(cfg.engine, cfg.options, "llm.engine", "LLM")
+    if custom is not None:
+        return custom
+    if cfg.engine != "llama-cpp":
+        raise _unknown_engine("llm.engine", cfg.engine, ["llama-cpp"])
+    from edgevox.engines.llm_llama_cpp import LlamaCppLLM
+
+    return LlamaCppLLM(
+        cfg.model,
+        n_ctx=cfg.context_tokens,
+        n_threads=cfg.threads,
+        n_threads_batch=cfg.batch_threads,
+        n_gpu_layers=cfg.gpu_layers,
+        seed=cfg.seed,
+        **cfg.options,
+    )
+
+
+def make_tts(cfg: TTSConfig) -> TTS:
+    custom = _custom(cfg.engine, cfg.options, "tts.engine", "TTS")
+    if custom is not None:
+        return custom
+    if cfg.engine != "piper":
+        raise _unknown_engine("tts.engine", cfg.engine, ["piper"])
+    from edgevox.engines.tts_piper import PiperTTS
+
+    return PiperTTS(
+        cfg.voice,
+        length_scale=cfg.length_scale,
+        speaker_id=cfg.speaker_id,
+        num_threads=cfg.threads,
+        device=cfg.device,
+        **cfg.options,
+    )
+
+
+def make_vad(cfg: VADConfig, sample_rate_hz: int) -> VAD:
+    custom = _custom(cfg.engine, cfg.options, "vad.engine", "VAD")
+    if custom is not None:
+        return custom
+    if cfg.engine != "webrtc":
+        raise _unknown_engine("vad.engine", cfg.engine, ["webrtc"])
+    from edgevox.engines.vad_webrtc import WebRtcVAD
+
+    vad = WebRtcVAD(sample_rate_hz=sample_rate_hz, frame_ms=cfg.frame_ms, aggressiveness=cfg.aggressiveness)
+    if cfg.confirm == "none":
+        return vad
+    if sample_rate_hz % 16000:
+        raise ConfigError(
+            f"vad.confirm = 'silero' needs a 16, 32 or 48 kHz pipeline (audio.sample_rate_hz = {sample_rate_hz}): "
+            "set vad.confirm: none or audio.sample_rate_hz: 16000"
+        )
+    from edgevox.engines.vad_silero import ConfirmedVAD, SileroVAD
+
+    return ConfirmedVAD(vad, SileroVAD(), threshold=cfg.silero_threshold)
+
+
+# --- audio ---------------------------------------------------------------------------------------
+
+
+def make_audio_in(
+    cfg: AudioInputConfig, sample_rate_hz: int, *, on_event: Callable[[str], None] | None = None
+) -> AudioIn | None:
+    """The microphone or WAV reader; None for typed input."""
+    if cfg.source == "text":
+        return None
+    if cfg.source == "file":
+        from pathlib import Path
+
+        from edgevox.engines.audio_wav import WavFileIn
+
+        path = Path(cfg.file or "")
+        if not path.is_file():
+            raise ConfigError(f"audio.input.file = {cfg.file!r}: no such file")
+        return WavFileIn(path, sample_rate_hz=sample_rate_hz, block_ms=cfg.block_ms, realtime=cfg.realtime)
+    from edgevox.engines.audio_sounddevice import SoundDeviceIn
+
+    return SoundDeviceIn(
+        device=cfg.device,
+        sample_rate_hz=sample_rate_hz,
+        device_rate_hz=cfg.device_sample_rate_hz,
+        block_ms=cfg.block_ms,
+        on_event=on_event,
+        latency=cfg.latency,
+    )
+
+
+def make_audio_out(cfg: AudioOutputConfig, sample_rate_hz: int, *, realtime_file: bool = False) -> AudioOut | None:
+    """The speaker or WAV writer at the TTS rate; None when there is no audio output."""
+    if cfg.sink == "none":
+        return None
+    if cfg.sink == "file":
+        from edgevox.engines.audio_wav import WavFileOut
+
+        return WavFileOut(cfg.file or "reply.wav", sample_rate_hz=sample_rate_hz, realtime=realtime_file)
+    from edgevox.engines.audio_sounddevice import SoundDeviceOut
+
+    return SoundDeviceOut(
+        device=cfg.device,
+        sample_rate_hz=sample_rate_hz,
+        device_rate_hz=cfg.device_sample_rate_hz,
+        block_ms=cfg.block_ms,
+        latency=cfg.latency,
+    )
+
+
+# --- the engine set of an application ------------------------------------------------------------
+
+Progress = Callable[[str, bool], None]
+"""``on_progress(step, done)``: called with ``done=False`` when a build step starts, True when it ends."""
+
+
+class Steps:
+    """Runs build steps, reporting them to ``on_progress`` and logging how long each took."""
+
+    def __init__(self, on_progress: Progress | None) -> None:
+        self.on_progress = on_progress
+
+    def __call__(self, name: str, fn: Callable[[], T]) -> T:
+        if self.on_progress:
+            self.on_progress(name, False)
+        started = time.monotonic()
+        result = fn()
+        log.info("%s ready in %.2f s", name, time.monotonic() - started)
+        if self.on_progress:
+            self.on_progress(name, True)
+        return result
+
+
+@dataclass
+class Engines:
+    """Engines to use instead of building them from the config (any may be None = build it)."""
+
+    stt: STT | None = None
+    llm: LLM | None = None
+    tts: TTS | None = None
+    vad: VAD | None = None
+    audio_in: AudioIn | None = None
+    audio_out: AudioOut | None = None
+    loaded: list[STT | TTS] = field(default_factory=list)
+    """Filled by :func:`make_engines`: the engines it loaded itself (and so warms up)."""
+
+
+def make_engines(config: AppConfig, given: Engines | None = None, *, step: Steps | None = None) -> Engines:
+    """Every engine ``config`` needs, loaded (seconds), except those ``given``.
+
+    Typed input gets :class:`~edgevox.engines.null.NoSTT` and
+    :class:`~edgevox.engines.null.NoAudioIn`; no audio output gets
+    :class:`~edgevox.engines.null.NoTTS` and a :class:`~edgevox.engines.audio_wav.NullOut`.
+    """
+    from edgevox.engines.audio_wav import NullOut
+    from edgevox.engines.null import NoAudioIn, NoSTT, NoTTS
+
+    given = given or Engines()
+    step = step or Steps(None)
+    text_in = config.audio.input.source == "text"
+    no_out = config.audio.output.sink == "none"
+    rate = config.audio.sample_rate_hz
+    llm = given.llm or step(f"LLM {config.llm.model}", lambda: make_llm(config.llm))
+    if text_in:
+        stt: STT = given.stt or NoSTT(rate)
+    else:
+        stt = given.stt or step(f"STT {config.stt.model}", lambda: make_stt(config.stt))
+    vad = given.vad or step("VAD", lambda: make_vad(config.vad, rate))
+    tts: TTS = given.tts or (NoTTS() if no_out else step(f"TTS {config.tts.voice}", lambda: make_tts(config.tts)))
+    audio_in = given.audio_in or (NoAudioIn(rate) if text_in else make_audio_in(config.audio.input, rate))
+    audio_out = given.audio_out or (
+        NullOut(sample_rate_hz=tts.sample_rate_hz)
+        if no_out
+        else make_audio_out(config.audio.output, tts.sample_rate_hz)
+    )
+    loaded = [e for e, g in ((stt, given.stt), (tts, given.tts)) if g is None]
+    return Engines(stt=stt, llm=llm, tts=tts, vad=vad, audio_in=audio_in, audio_out=audio_out, loaded=loaded)
