@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from edgevox.agents.events import ReplyDelta
 
@@ -90,7 +90,6 @@ class AgentStream:
 
     def __iter__(self) -> Iterator[Event]:
         self._result = yield from self._gen
-        return self._result
 
     def text_deltas(self) -> Iterator[str]:
         """Just the reply text pieces, in order."""
@@ -109,6 +108,43 @@ class AgentStream:
 
     def close(self) -> None:
         self._gen.close()
+
+
+HandoffTiming = Literal["same_turn", "next_turn"]
+"""When the target answers: at once, to the same request (``handoff_to_<name>`` tools, a
+Swarm), or from the user's next turn on (``handoff_conversation`` under a Coordinator)."""
+
+CONTEXT_PREFIX = "Context from the previous agent: "
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """One handoff, whichever tool asked for it: who hands to whom, when, and what the target
+    needs to know. Produced by the ``handoff_to_<name>`` tools and by ``handoff_conversation``;
+    a same-turn handoff is executed by :func:`edgevox.agents.run.stream_handoff`, a next-turn one
+    is applied to the session by :class:`edgevox.orchestration.handoff.HandoffHandler`."""
+
+    from_agent: str
+    target: str
+    """The resolved agent name (``"human"`` for a person)."""
+    timing: HandoffTiming
+    reason: str = ""
+    summary: str = ""
+    """What the target needs to know, in the handing agent's words."""
+    recent: tuple[str, ...] = ()
+    """The last turns of the conversation, ``"role: text"``, oldest first."""
+    next_phase: str | None = None
+    with_return: bool = False
+
+    def brief(self) -> str:
+        """The summary and the recent turns, in one line ("" if there is nothing). The reason is
+        for the record (events, logs), not for the target."""
+        return "; ".join(p for p in (self.summary, *self.recent) if p)
+
+    def context(self) -> str:
+        """What the target reads before the request: ``"Context from the previous agent: <brief>"``."""
+        brief = self.brief()
+        return CONTEXT_PREFIX + brief if brief else ""
 
 
 @runtime_checkable

@@ -29,15 +29,20 @@ from typing import Any
 
 from edgevox.agents.base import Agent, AgentBase, AgentResult, AgentStream, context_or_new
 from edgevox.agents.run import drain, run_child, stream_child
+from edgevox.orchestration.delivery import DeliveryStrategy
 from edgevox.orchestration.events import Routed, SupervisorObserved, TurnAnswered, UserTurn
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.routing import ConversationRouter
 from edgevox.orchestration.state import ConversationState, SessionStore
 from edgevox.orchestration.tools import HANDOFF_DEP
+from edgevox.orchestration.workflows import Workflow
+from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event
 
 Turn = Generator[Event, None, AgentResult]
+Strategy = Agent | str | None
+"""A strategy (any agent: a Pipeline, Swarm, Supervisor, Loop...), ``Coordinator.ROUTE``, or None."""
 
 
 def _turn_result(
@@ -64,11 +69,11 @@ class Coordinator(AgentBase):
         router: ConversationRouter | None = None,
         handoff: HandoffHandler | None = None,
         store: SessionStore | None = None,
-        strategy: Any = None,
+        strategy: Strategy = None,
         name: str = "orchestrator",
-        bus: Any = None,
+        bus: EventBus | None = None,
         timeout_s: float | None = None,
-        delivery: Any = None,
+        delivery: DeliveryStrategy | None = None,
     ) -> None:
         self.name = name
         self.delivery = delivery
@@ -83,42 +88,42 @@ class Coordinator(AgentBase):
         self.handoff = handoff or HandoffHandler(self.agents, self.store, publish=self._publish)
         self.timeout_s = timeout_s
         self._strategy = strategy
-        self._session_strategies: dict[str, Any] = {}
+        self._session_strategies: dict[str, Agent | str] = {}
         self._lock = threading.Lock()
 
     # -- strategies --------------------------------------------------------------------------
 
-    def set_strategy(self, strategy: Any) -> None:
+    def set_strategy(self, strategy: Strategy) -> None:
         """The runtime-wide strategy (None = route between agents turn by turn)."""
         with self._lock:
             self._strategy = strategy
 
-    def set_session_strategy(self, session_id: str, strategy: Any) -> None:
+    def set_session_strategy(self, session_id: str, strategy: Strategy) -> None:
         """Override the strategy for one session (None removes the override; :attr:`ROUTE`
         routes that session turn by turn even when a runtime-wide strategy is set)."""
+        if isinstance(strategy, str) and strategy != self.ROUTE:
+            raise ValueError(f"session strategy {strategy!r}: a strategy object, None, or Coordinator.ROUTE")
         with self._lock:
             if strategy is None:
                 self._session_strategies.pop(session_id, None)
             else:
                 self._session_strategies[session_id] = strategy
 
-    def strategy_for(self, session_id: str) -> Any:
+    def strategy_for(self, session_id: str) -> Agent | None:
         with self._lock:
             strategy = self._session_strategies.get(session_id, self._strategy)
-        return None if isinstance(strategy, str) and strategy == self.ROUTE else strategy
+        return None if isinstance(strategy, str) else strategy
 
     def close(self, timeout_s: float = 2.0) -> list[str]:
         """Wait for strategies' background work (async supervisor answers, background
         delegations) to finish; names of threads still running at the deadline."""
         with self._lock:
             candidates = [self._strategy, *self._session_strategies.values()]
-        unique = {id(s): s for s in candidates if s is not None and not isinstance(s, str)}
+        unique = {id(s): s for s in candidates if isinstance(s, Workflow)}
         deadline = time.monotonic() + timeout_s
         left: list[str] = []
         for strategy in unique.values():
-            close = getattr(strategy, "close", None)
-            if callable(close):
-                left += close(max(0.0, deadline - time.monotonic())) or []
+            left += strategy.close(max(0.0, deadline - time.monotonic()))
         return left
 
     # -- the agent protocol -------------------------------------------------------------------
@@ -232,7 +237,7 @@ class Coordinator(AgentBase):
     def _reply(self, session: str, agent: str, text: str, ok: bool) -> None:
         self._publish(TurnAnswered(source=agent, session_id=session, agent=agent, text=text, ok=ok))
 
-    def _publish(self, event: Any) -> None:
+    def _publish(self, event: Event) -> None:
         if self.bus is not None and not self.bus.closed:
             self.bus.publish(event)
 

@@ -51,6 +51,11 @@ class Workflow(AgentBase):
     def _run(self, task: str, ctx: AgentContext) -> Run:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def close(self, timeout_s: float = 2.0) -> list[str]:
+        """Wait for background work this workflow started; names of threads still running
+        (none for most; the async ``Supervisor`` overrides it)."""
+        return []
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 
