@@ -67,7 +67,7 @@ class Capture:
         speaker: Speaker,
         settings: VoiceSettings,
         *,
-        barge_in: Callable[[float], None],
+        barge_in: Callable[[float], object],
     ) -> None:
         self.q = queues
         self.vad = vad

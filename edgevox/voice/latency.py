@@ -34,6 +34,7 @@ from edgevox.voice.events import (
     Token,
     TranscriptEvent,
     TurnDone,
+    VoiceEvent,
 )
 
 MARKS = ("speech_end", "transcript", "first_token", "first_chunk", "first_audio")
@@ -102,9 +103,9 @@ class LatencyObserver:
         return rec
 
     def on_event(self, event: Event) -> None:
-        turn_id = getattr(event, "turn_id", 0)
-        if not turn_id:
+        if not isinstance(event, VoiceEvent) or not event.turn_id:
             return
+        turn_id = event.turn_id
         with self._lock:
             if isinstance(event, SpeechEnded):
                 self._turn(turn_id).marks.setdefault("speech_end", event.last_voiced_at)

@@ -33,6 +33,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from edgevox.engines.base import TTS, AudioOut
 from edgevox.engines.resample import resample
@@ -41,6 +42,13 @@ from edgevox.runtime.events import Event
 from edgevox.voice.echo import PlaybackReference
 from edgevox.voice.events import ChunkSynthesized, FirstAudio
 from edgevox.voice.speechtext import clean_for_speech
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """A stream that can be closed early (a generator): TTS pieces, an agent's text deltas."""
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -335,9 +343,8 @@ class Speaker:
                 )
             )
         finally:
-            close = getattr(pieces, "close", None)
-            if close is not None:
-                close()
+            if isinstance(pieces, Closeable):
+                pieces.close()  # a generator engine (Piper) releases what it holds now
 
     def _playback_watcher(self) -> None:
         """Playback thread: first-audio events and end-of-turn detection from ``played_samples``."""

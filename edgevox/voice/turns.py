@@ -5,7 +5,10 @@ text deltas (``agent.stream(task, ctx)``: an :class:`~edgevox.agents.base.AgentS
 read through ``text_deltas()``) are published as ``Token`` events, cut into chunks by the
 :class:`~edgevox.voice.chunker.Chunker` and handed to the
 :class:`~edgevox.voice.speaker.Speaker`; the turn ends when its audio has played (or it
-is cancelled). A speculative turn's events and audio are held by its
+is cancelled). An agent whose ``stream`` yields plain text deltas instead of an
+``AgentStream`` (a test fake) is read as it is. A turn whose ``AgentStream`` ends without a word
+and with ``ok=False`` ends as an error naming why (``TurnDone(status="error")``).
+A speculative turn's events and audio are held by its
 :class:`~edgevox.runtime.speculation.Speculation` until the endpoint commits it.
 
 Which thread calls what:
@@ -27,6 +30,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 from edgevox.agents.base import Agent, AgentStream
@@ -38,7 +42,7 @@ from edgevox.runtime.events import InterruptEvent, StopEvent
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.events import Chunk, Interrupted, Stopped, Token, TurnDone, TurnStarted
 from edgevox.voice.queues import CurrentTurn, LoopQueues, TurnRequest
-from edgevox.voice.speaker import Speaker, TurnAudio
+from edgevox.voice.speaker import Closeable, Speaker, TurnAudio
 from edgevox.voice.speechtext import clean_for_speech
 
 STOP_REASON = SAFETY_STOP_REASON
@@ -52,11 +56,6 @@ class TruncatesReply(Protocol):
     """An agent whose history can keep only what was heard of a cut reply (barge-in, stop)."""
 
     def truncate_reply(self, ctx: AgentContext, spoken_text: str) -> None: ...
-
-
-@runtime_checkable
-class _Closeable(Protocol):
-    def close(self) -> None: ...
 
 
 class Turns:
@@ -144,7 +143,7 @@ class Turns:
                     if not delta:
                         continue
                     parts.append(delta)
-                    request.run_or_hold(lambda d=delta: publish(Token(turn_id=request.turn_id, text=d)))
+                    request.run_or_hold(partial(publish, Token(turn_id=request.turn_id, text=delta)))
                     for piece in chunker.feed(delta):
                         index = self._emit_chunk(request, audio, index, piece)
                     if index:
@@ -158,7 +157,7 @@ class Turns:
                     for piece in chunker.flush():
                         index = self._emit_chunk(request, audio, index, piece)
             finally:
-                if isinstance(stream, _Closeable):
+                if isinstance(stream, Closeable):
                     stream.close()
             if request.speculation is not None:
                 request.speculation.confirmed()  # a guess: wait for the endpoint to commit or drop it
@@ -174,7 +173,7 @@ class Turns:
             pass
         except Exception as exc:  # noqa: BLE001 - an agent failure ends the turn, never the loop
             error = repr(exc)
-            request.run_or_hold(lambda e=exc: self._report_error("agent", e))
+            request.run_or_hold(partial(self._report_error, "agent", exc))
             self.speaker.halt(audio)
         if request.speculation is not None and not request.speculation.committed:
             return  # a discarded guess (or one a stop or shutdown cut): nothing of it was released
