@@ -28,12 +28,13 @@ import time
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
-from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.agents.base import AgentResult, AgentStream, Handoff
 from edgevox.agents.decoders import GARBLED_CALL_REPLY, Decision, DecisionRequest, SchemaFirstDecoder, ToolDecoder
-from edgevox.agents.events import AgentReply, AgentStarted, HandoffEvent, ReplyDelta, ToolCallFinished, ToolCallStarted
+from edgevox.agents.events import AgentReply, AgentStarted, ReplyDelta, ToolCallFinished, ToolCallStarted
 from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.memory import MemoryStore, clean_turn_text
 from edgevox.agents.parsing import calls_tool_by_name, looks_like_call, parse_reply
+from edgevox.agents.run import stream_handoff
 from edgevox.agents.skills import Skill, SkillExecutor
 from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool, value_in_words
 from edgevox.errors import AgentError, EdgeVoxError, ToolArgumentError
@@ -436,16 +437,16 @@ class LLMAgent:
     ) -> Generator[Event, None, None]:
         target = self.handoffs[call.name]
         history = self._memory(ctx).history(ctx.session_id)
-        lines = [f"{m['role']}: {m['content']}" for m in history[-6:]]
-        reason = str(call.arguments.get("reason", "")).strip()
-        summary = "; ".join(lines + [f"user now asks: {task}"] + ([f"reason: {reason}"] if reason else []))
-        event = HandoffEvent(from_agent=self.name, to_agent=target.name, summary=summary)
-        ctx.publish(event)
-        yield event
-        child = ctx.child(agent_name=target.name, deps={**ctx.deps, "handoff_summary": summary}, depth=ctx.depth + 1)
-        sub = target.stream(task, child)
-        yield from sub
-        sub_result = sub.result()
+        handoff = Handoff(
+            from_agent=self.name,
+            target=target.name,
+            timing="same_turn",
+            reason=str(call.arguments.get("reason", "")).strip(),
+            summary=f"user now asks: {task}",
+            recent=tuple(f"{m['role']}: {m['content']}" for m in history[-6:]),
+        )
+        # The one place same-turn handoffs run (an isolated child through run_child's policy).
+        sub_result = yield from stream_handoff(handoff, target, task, ctx)
         result.handoff = target.name
         result.text = sub_result.text
         result.tool_calls.extend(sub_result.tool_calls)

@@ -29,8 +29,8 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from edgevox.agents.base import Agent, AgentResult
-from edgevox.agents.events import ReplyDelta
+from edgevox.agents.base import Agent, AgentResult, Handoff
+from edgevox.agents.events import HandoffEvent, ReplyDelta
 from edgevox.errors import Cancelled
 from edgevox.runtime.timers import Deadline
 
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from edgevox.runtime.events import Event
 
 ChildRun = Generator["Event", None, AgentResult]
+
+HANDOFF_SUMMARY_DEP = "handoff_summary"
+"""``ctx.deps`` key under which a same-turn handoff target finds the handoff's context."""
 
 
 def child_name(agent: Agent) -> str:
@@ -106,6 +109,22 @@ def run_child(
 ) -> AgentResult:
     """:func:`stream_child` run to its end on the calling thread, its events dropped."""
     return drain(stream_child(agent, task, ctx, timeout_s=timeout_s, **child_fields))
+
+
+def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext) -> ChildRun:
+    """Execute a same-turn handoff: publish a ``HandoffEvent``, then run ``target`` on ``task``
+    through :func:`stream_child` with its own scratch state and :meth:`Handoff.brief` in
+    ``ctx.deps["handoff_summary"]`` (the LLM agent puts it, after ``CONTEXT_PREFIX``, in its
+    system prompt). Returns the
+    target's result with ``handoff`` set to the target's name."""
+    if handoff.timing != "same_turn":
+        raise ValueError(f"stream_handoff runs same-turn handoffs; got timing={handoff.timing!r}")
+    event = HandoffEvent(from_agent=handoff.from_agent, to_agent=handoff.target, summary=handoff.brief())
+    ctx.publish(event)
+    yield event
+    deps = {**ctx.deps, HANDOFF_SUMMARY_DEP: handoff.brief()}
+    result = yield from stream_child(target, task, ctx, deps=deps, state={})
+    return replace(result, handoff=handoff.target)
 
 
 def drain(gen: Generator[Any, None, AgentResult]) -> AgentResult:

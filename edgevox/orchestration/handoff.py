@@ -7,13 +7,18 @@ with_return)``. The framework intercepts it (:meth:`HandoffHandler.request`):
   session to a person (the active agent is cleared and no agent answers until
   :meth:`HandoffHandler.release_human`); ``"return"`` hands back to the agent that
   handed off *with return*;
-* it is refused - with a reason the calling agent reads as the tool result and a
-  :class:`~edgevox.orchestration.events.HandoffRejected` event - when the target is
-  unknown, the transition is not allowed, a handoff was already accepted this turn
-  (only one handoff per turn wins), or a handoff with return is still in progress;
-* an accepted handoff is published (:class:`HandoffAccepted`) and applied to the
-  session's :class:`ConversationState` when the turn ends (:meth:`commit`), so the
-  *next* user turn goes to the new agent, which first receives
+* it is refused - :class:`~edgevox.errors.HandoffError`, whose one-line message names
+  the valid targets and which the ``handoff_conversation`` tool hands to the calling
+  model as its result, and a :class:`~edgevox.orchestration.events.HandoffRejected`
+  event - when the target is unknown, the transition is not allowed, a handoff was
+  already accepted this turn (only one handoff per turn wins), or a handoff with
+  return is still in progress;
+* an accepted handoff is the one :class:`~edgevox.agents.base.Handoff` description
+  (the same the ``handoff_to_<name>`` tools produce), published (:class:`HandoffAccepted`)
+  and applied to the session's :class:`ConversationState` when the turn ends
+  (:meth:`commit`). Its ``timing`` is the handler's: ``"next_turn"`` under a Coordinator
+  (the *next* user turn goes to the new agent), ``"same_turn"`` in a Swarm (the target
+  answers the same request at once); either way the target first receives
   ``"Context from the previous agent: <summary>"``.
 
 Handoff with return pushes the caller on the state's ``return_stack``. Cancelling
@@ -32,37 +37,29 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from edgevox.agents.base import CONTEXT_PREFIX, Handoff, HandoffTiming
+from edgevox.errors import HandoffError
 from edgevox.orchestration.events import HandoffAccepted, HandoffRejected, PhaseChanged, WorkflowSuspended
 from edgevox.orchestration.routing import HUMAN_KEY
 from edgevox.orchestration.state import ConversationPhase, ConversationState, SessionStore, phase_name
 
 HUMAN = "human"
 RETURN = "return"
-CONTEXT_PREFIX = "Context from the previous agent: "
 SUSPENDED_RECORD = "suspended_workflow"
 
 
 @dataclass(frozen=True)
-class PendingHandoff:
-    from_agent: str
-    to_agent: str | None
-    """Resolved agent name; None for a human."""
-    reason: str
-    summary: str
-    next_phase: str | None
-    with_return: bool
+class _Pending:
+    """This turn's accepted handoff and how it moves the return stack."""
+
+    handoff: Handoff
     returning: bool
     turn_id: int
 
-
-@dataclass(frozen=True)
-class HandoffResult:
-    ok: bool
-    message: str
-    target: str | None = None
-
-    def as_tool_result(self) -> dict[str, Any]:
-        return {"ok": True, "message": self.message} if self.ok else {"ok": False, "error": self.message}
+    @property
+    def to_agent(self) -> str | None:
+        """The agent that answers next; None for a human."""
+        return None if self.handoff.target == HUMAN else self.handoff.target
 
 
 class HandoffHandler:
@@ -73,6 +70,7 @@ class HandoffHandler:
     in the mapping may hand off to anyone (``None`` = no restriction at all).
     ``phase_of(agent)``: the phase a handoff to ``agent`` moves to when the caller gives
     no ``next_phase``. ``publish(event)``: where events go (the runtime's bus).
+    ``timing``: when an accepted handoff's target answers (see the module docstring).
     """
 
     def __init__(
@@ -84,8 +82,10 @@ class HandoffHandler:
         allowed_transitions: Mapping[str, Collection[str]] | None = None,
         phase_of: Callable[[str], str | None] | None = None,
         publish: Callable[[Any], Any] | None = None,
+        timing: HandoffTiming = "next_turn",
     ) -> None:
         self.agents = frozenset(agents)
+        self.timing: HandoffTiming = timing
         self.store = store
         self.aliases = {k.strip().lower(): v for k, v in (aliases or {}).items()}
         for alias, target in self.aliases.items():
@@ -96,7 +96,7 @@ class HandoffHandler:
         )
         self.phase_of = phase_of or (lambda _agent: None)
         self._publish = publish or (lambda _event: None)
-        self._pending: dict[str, PendingHandoff] = {}
+        self._pending: dict[str, _Pending] = {}
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -141,8 +141,11 @@ class HandoffHandler:
         next_phase: str | None = None,
         with_return: bool = False,
         turn_id: int = 0,
-    ) -> HandoffResult:
-        """Validate a handoff requested by ``from_agent``; record it for :meth:`commit`."""
+    ) -> Handoff:
+        """Validate a handoff requested by ``from_agent`` and record it for :meth:`commit`.
+
+        Raises :class:`HandoffError` (after publishing ``HandoffRejected``) when it is refused.
+        """
         with self.store.lock:
             state = self.store.state(session_id)
             resolved = self.resolve(target)
@@ -157,13 +160,21 @@ class HandoffHandler:
                         reason=refusal,
                     )
                 )
-                return HandoffResult(False, refusal)
+                raise HandoffError(refusal)
             if returning:
                 resolved = state.return_stack[-1]
-            to_agent = None if resolved == HUMAN else resolved
-            self._pending[session_id] = PendingHandoff(
-                from_agent, to_agent, reason, summary, phase_name(next_phase) or None, with_return, returning, turn_id
+            assert resolved is not None  # _check refused an unknown target
+            handoff = Handoff(
+                from_agent=from_agent,
+                target=resolved,
+                timing=self.timing,
+                reason=reason,
+                summary=summary,
+                next_phase=phase_name(next_phase) or None,
+                with_return=with_return,
             )
+            self._pending[session_id] = _Pending(handoff, returning, turn_id)
+            to_agent = None if resolved == HUMAN else resolved
         self._publish(
             HandoffAccepted(
                 source=from_agent,
@@ -176,8 +187,13 @@ class HandoffHandler:
                 with_return=with_return,
             )
         )
-        who = to_agent or "a human operator"
-        return HandoffResult(True, f"Handoff to {who} accepted; {who} takes the next turn.", to_agent or HUMAN)
+        return handoff
+
+    def accepted_message(self, handoff: Handoff) -> str:
+        """What the handing agent reads when its handoff was accepted."""
+        who = "a human operator" if handoff.target == HUMAN else handoff.target
+        when = "takes the next turn" if handoff.timing == "next_turn" else "answers now"
+        return f"Handoff to {who} accepted; {who} {when}."
 
     def _check(
         self, state: ConversationState, from_agent: str, target: str, resolved: str | None, with_return: bool
@@ -186,8 +202,8 @@ class HandoffHandler:
         pending = self._pending.get(state.session_id)
         if pending is not None:
             return (
-                f"handoff to {target!r} refused: a handoff from {pending.from_agent} to "
-                f"{pending.to_agent or HUMAN} is already in progress this turn (only one handoff per turn)",
+                f"handoff to {target!r} refused: a handoff from {pending.handoff.from_agent} to "
+                f"{pending.handoff.target} is already in progress this turn (only one handoff per turn)",
                 False,
             )
         if resolved is None:
@@ -223,9 +239,11 @@ class HandoffHandler:
         with self.store.lock:
             self._pending.pop(session_id, None)
 
-    def pending(self, session_id: str) -> PendingHandoff | None:
+    def pending(self, session_id: str) -> Handoff | None:
+        """This turn's accepted handoff, not yet applied."""
         with self.store.lock:
-            return self._pending.get(session_id)
+            pending = self._pending.get(session_id)
+            return pending.handoff if pending is not None else None
 
     def commit(self, session_id: str) -> ConversationState | None:
         """Apply this turn's accepted handoff to the session state (None if there was none)."""
@@ -233,22 +251,23 @@ class HandoffHandler:
             pending = self._pending.pop(session_id, None)
             if pending is None:
                 return None
+            handoff = pending.handoff
             before = self.store.state(session_id)
             stack = before.return_stack
             if pending.returning:
                 stack = stack[:-1]
-            elif pending.with_return:
-                stack = stack + (pending.from_agent,)
-            phase = pending.next_phase
+            elif handoff.with_return:
+                stack = stack + (handoff.from_agent,)
+            phase = handoff.next_phase
             if phase is None and pending.to_agent is None:
                 phase = ConversationPhase.ESCALATION.value
             if phase is None and pending.to_agent is not None:
                 phase = self.phase_of(pending.to_agent)
-            context = CONTEXT_PREFIX + pending.summary if pending.summary else ""
+            context = handoff.context()
             after = before.transition(
                 to_phase=phase,
                 to_agent=pending.to_agent,
-                reason=pending.reason or "handoff",
+                reason=handoff.reason or "handoff",
                 handoff=True,
                 context=context,
                 return_stack=stack,
@@ -256,7 +275,7 @@ class HandoffHandler:
             if pending.to_agent is None:
                 after = after.with_data(**{HUMAN_KEY: True})
             self.store.save_state(after)
-        self._publish_change(before, after, pending.reason or "handoff")
+        self._publish_change(before, after, handoff.reason or "handoff")
         return after
 
     def release_human(self, session_id: str, *, to_agent: str | None = None, reason: str = "human released") -> None:

@@ -33,7 +33,7 @@ import time
 from collections.abc import Generator, Mapping, Sequence
 from typing import Literal
 
-from edgevox.agents.base import Agent, AgentResult
+from edgevox.agents.base import CONTEXT_PREFIX, Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
 from edgevox.agents.run import child_name, drain, run_child, stream_child
 from edgevox.errors import Cancelled
@@ -48,7 +48,7 @@ from edgevox.orchestration.delegation import (
 )
 from edgevox.orchestration.delivery import DeliveryStrategy
 from edgevox.orchestration.events import WorkflowSuspended
-from edgevox.orchestration.handoff import CONTEXT_PREFIX, HandoffHandler
+from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.state import SessionStore
 from edgevox.orchestration.tools import HANDOFF_DEP
 from edgevox.orchestration.workflows import Run, Workflow
@@ -159,7 +159,8 @@ class Pipeline(Orchestration):
 
 
 class Swarm(Orchestration):
-    """Peers that hand the turn to each other with ``handoff_conversation``."""
+    """Peers that hand the turn to each other with ``handoff_conversation``: a same-turn handoff,
+    the target answers the same request at once with the handoff's context."""
 
     name = "swarm"
 
@@ -181,7 +182,9 @@ class Swarm(Orchestration):
         self.aliases = dict(aliases or {})
 
     def handler(self, ctx: AgentContext) -> HandoffHandler:
-        return HandoffHandler(self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish)
+        return HandoffHandler(
+            self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish, timing="same_turn"
+        )
 
     def _run(self, task: str, ctx: AgentContext) -> Run:
         """The answering agent's reply streams as it is generated; the words of an agent that

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 
 from edgevox.agents.tools import tool
+from edgevox.errors import HandoffError
 from edgevox.orchestration.delegation import delegate_via_context
+from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.runtime.context import AgentContext
 
 HANDOFF_DEP = "handoff"
@@ -39,7 +41,7 @@ def handoff_conversation(
     with_return: bool = False,
     ctx: AgentContext = None,  # type: ignore[assignment]
 ) -> str:
-    """Hand this conversation to another agent, who answers the user's next turn.
+    """Hand this conversation to another agent (who answers from the next turn, or at once in a swarm).
 
     Args:
         target: Name of the agent to hand over to, "human" for a person, or "return" to hand back.
@@ -49,19 +51,22 @@ def handoff_conversation(
         with_return: True if the conversation should come back to you afterwards.
     """
     handler = ctx.deps.get(HANDOFF_DEP) if ctx is not None else None
-    if handler is None:
+    if not isinstance(handler, HandoffHandler):
         return json.dumps({"ok": False, "error": "handoff is not available here (no handoff handler in the context)"})
-    result = handler.request(
-        session_id=ctx.session_id,
-        from_agent=ctx.agent_name,
-        target=target,
-        reason=reason,
-        summary=summary,
-        next_phase=next_phase,
-        with_return=with_return,
-        turn_id=ctx.turn_id,
-    )
-    return json.dumps(result.as_tool_result())
+    try:
+        handoff = handler.request(
+            session_id=ctx.session_id,
+            from_agent=ctx.agent_name,
+            target=target,
+            reason=reason,
+            summary=summary,
+            next_phase=next_phase,
+            with_return=with_return,
+            turn_id=ctx.turn_id,
+        )
+    except HandoffError as exc:
+        return json.dumps({"ok": False, "error": str(exc)})
+    return json.dumps({"ok": True, "message": handler.accepted_message(handoff)})
 
 
 @tool

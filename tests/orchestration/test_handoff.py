@@ -211,3 +211,42 @@ def test_a_handoff_cycle_in_config_wires_both_edges():
     # The back edge is resolved by name when it runs: it reaches the real agent a.
     back = agents["b"].handoffs["handoff_to_a"]
     assert back.name == "a" and back.run("hello?", AgentContext()).text == "Hello from a."
+
+
+def test_a_refused_handoff_raises_handoff_error_naming_the_valid_targets(desk):
+    from edgevox.errors import HandoffError
+
+    coord, _agents = desk
+    with pytest.raises(HandoffError, match=r"unknown target 'plumber'; valid targets: handler, human$"):
+        coord.handoff.request(session_id="s1", from_agent="triage", target="plumber", reason="x", summary="y")
+    with pytest.raises(HandoffError, match="transition from triage to resolver is not allowed; allowed targets"):
+        coord.handoff.request(session_id="s1", from_agent="triage", target="resolver", reason="x", summary="y")
+
+
+def test_both_handoff_tools_produce_the_one_handoff_description_with_its_timing(Scripted, bus, recorded, of_kind):
+    from edgevox.agents.base import Handoff
+    from edgevox.agents.decoders import TwoStageDecoder
+    from edgevox.agents.events import HandoffEvent
+    from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.agents.run import stream_handoff
+    from edgevox.orchestration import Swarm
+    from edgevox.testing import ScriptedLLM
+
+    # handoff_conversation under a coordinator: next turn.
+    coordinator = HandoffHandler({"a", "b"}, SessionStore())
+    next_turn = coordinator.request(session_id="s", from_agent="a", target="B", reason="r", summary="Printer broken.")
+    assert next_turn == Handoff(from_agent="a", target="b", timing="next_turn", reason="r", summary="Printer broken.")
+    assert next_turn.context() == "Context from the previous agent: Printer broken."
+    # ... and in a swarm: same turn.
+    swarm = Swarm([Scripted("a"), Scripted("b")]).handler(AgentContext())
+    same = swarm.request(session_id="s", from_agent="a", target="b", reason="r", summary="Printer broken.")
+    assert same.timing == "same_turn" and swarm.accepted_message(same) == "Handoff to b accepted; b answers now."
+    # handoff_to_<name>: same turn, executed by stream_handoff (which refuses a next-turn one).
+    llm = ScriptedLLM(["handoff_to_b", '{"reason": "printer"}'])
+    front = LLMAgent("a", tools=[], handoffs=[Scripted("b", "Fixed.")], llm=llm, decoder=TwoStageDecoder())
+    result = front.run("my printer is broken", AgentContext(bus=bus))
+    assert result.handoff == "b" and result.text == "Fixed."
+    [event] = of_kind(recorded, HandoffEvent)
+    assert (event.from_agent, event.to_agent) == ("a", "b") and "user now asks: my printer is broken" in event.summary
+    with pytest.raises(ValueError, match="same-turn handoffs"):
+        next(stream_handoff(next_turn, Scripted("b"), "x", AgentContext()))
