@@ -17,6 +17,7 @@ _EXPORTS = {
     "AgentContext": "edgevox.runtime.context",
     "CancelToken": "edgevox.runtime.context",
     "Event": "edgevox.runtime.events",
+    "AgentEvent": "edgevox.runtime.events",
     "InterruptEvent": "edgevox.runtime.events",
     "StopEvent": "edgevox.runtime.events",
     "ShutdownEvent": "edgevox.runtime.events",

@@ -12,6 +12,7 @@ import edgevox.runtime
 
 RUNTIME_NAMES = {
     "AgentContext",
+    "AgentEvent",
     "AgentMessage",
     "AgentPool",
     "BackgroundAgent",

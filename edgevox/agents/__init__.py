@@ -42,6 +42,7 @@ from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.debounce import debounce_trigger
+from edgevox.runtime.events import AgentEvent
 from edgevox.runtime.messages import AgentMessage, reply, request, send_message, subscribe_inbox
 from edgevox.runtime.pool import AgentPool
 from edgevox.runtime.runtime import Runtime
@@ -51,6 +52,7 @@ from edgevox.runtime.supervisor import RestartSupervisor
 __all__ = [
     "EXIT",
     "AgentContext",
+    "AgentEvent",
     "AgentMessage",
     "AgentPool",
     "BackgroundAgent",

@@ -60,6 +60,10 @@ class SkillStateEvent(Event):
     feedback: Any = None
     error: str = ""
 
+    def is_stream(self) -> bool:
+        """A feedback tick of a running goal is a stream event; a state change is not."""
+        return self.state == "running" and self.feedback is not None
+
 
 @dataclass(kw_only=True)
 class HandoffEvent(Event):
@@ -74,6 +78,7 @@ class ReplyDelta(Event):
     """A piece of the final reply text, in generation order."""
 
     kind: ClassVar[str] = "agent.reply_delta"
+    stream: ClassVar[bool] = True
     agent: str = ""
     text: str = ""
 

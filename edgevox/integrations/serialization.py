@@ -8,7 +8,11 @@ An event crosses as an *envelope*::
 class's type hints with pydantic in strict mode (:func:`event_from_wire`): an unknown kind,
 an unknown field, ``timestamp: "yesterday"``, ``turn_id: true`` or a NaN is refused with a
 message naming the field, so a peer running a different version (or a hostile one) fails
-loudly instead of injecting half-filled events. ``seq`` is not sent: it is per bus, and the
+loudly instead of injecting half-filled events. An ad-hoc
+:class:`~edgevox.runtime.events.AgentEvent` crosses as ``{"kind": "sensor_alert",
+"payload": {...}, ...}``: a kind no event class registered, *with* a ``payload``, is
+rebuilt as an AgentEvent (its kind and payload checked as at construction; a kind in
+edgevox's own namespaces is refused), one without is an unknown kind. ``seq`` is not sent: it is per bus, and the
 receiving bus stamps its own. Non-finite floats never cross: a typed float field that is
 NaN or infinite is sent as its default, a float inside free-form data as ``null``.
 
@@ -37,7 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from edgevox.runtime.events import Event, event_class
+from edgevox.runtime.events import AgentEvent, Event, event_class, is_ad_hoc
 
 ENVELOPE_VERSION = 1
 DEFAULT_MAX_DEPTH = 32
@@ -177,10 +181,14 @@ def event_from_wire(body: dict[str, Any], origin: str = "peer") -> Event:
     kind = body.get("kind")
     if not isinstance(kind, str):
         raise SerializationError(f"event from {origin!r} has no 'kind' string")
-    try:
-        cls = event_class(kind)
-    except KeyError as exc:
-        raise SerializationError(f"{exc.args[0]} (from {origin!r})") from None
+    cls: type[Event]
+    if is_ad_hoc(body):
+        cls = AgentEvent
+    else:
+        try:
+            cls = event_class(kind)
+        except KeyError as exc:
+            raise SerializationError(f"{exc.args[0]} (from {origin!r})") from None
     fields = {k: v for k, v in body.items() if k not in ("kind", "seq")}
     try:
         model = wire_model(cls)
@@ -189,8 +197,11 @@ def event_from_wire(body: dict[str, Any], origin: str = "peer") -> Event:
         raise SerializationError(f"event {kind!r} from {origin!r}: {_describe(exc)}") from None
     except (NameError, TypeError) as exc:  # type hints that do not resolve: refuse, never guess
         raise SerializationError(f"event {kind!r} cannot be checked here ({exc}); it is not accepted") from None
+    values = {name: getattr(checked, name) for name in checked.model_fields_set}
+    if cls is AgentEvent:
+        values["kind"] = kind  # the ad-hoc kind is the event's own, checked by AgentEvent
     try:
-        return cls(**{name: getattr(checked, name) for name in checked.model_fields_set})
+        return cls(**values)
     except (TypeError, ValueError) as exc:  # the event's own __post_init__ refused it
         raise SerializationError(f"event {kind!r} from {origin!r}: {exc}") from None
 

@@ -10,6 +10,7 @@ from edgevox.runtime.bus import EventBus, Mailbox, Subscription
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.debounce import DebouncedTrigger, debounce_trigger
 from edgevox.runtime.events import (
+    AgentEvent,
     AgentStateEvent,
     ErrorEvent,
     Event,
@@ -36,6 +37,7 @@ from edgevox.runtime.timers import TimerWheel
 __all__ = [
     "EXIT",
     "AgentContext",
+    "AgentEvent",
     "AgentMessage",
     "AgentPool",
     "AgentState",

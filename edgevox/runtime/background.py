@@ -5,7 +5,10 @@ Threads
 * The publisher's thread runs only a filter and a bounded ``Mailbox.put`` (own
   events are skipped unless ``include_own=True``; control events are never dropped;
   data events overflow by ``drop_oldest`` / ``drop_new``, counted exactly in
-  ``dropped_events`` because the count is kept under the mailbox lock).
+  ``dropped_events`` because the count is kept under the mailbox lock). Stream events
+  (reply deltas, tokens, feedback ticks) yield to every other data event, so a ``"*"``
+  agent with ``max_queue=32`` keeps a sensor alert published during a 500-token reply;
+  the stream events it had to discard are counted in ``dropped_stream_events``.
 * Each *incarnation* runs on a fresh thread named ``edgevox-bg-<agent name>``: it
   makes a fresh run context (child cancel token, empty ``state``), builds the agent
   (``factory()`` if given - failure here is a failed start), then loops:
@@ -30,11 +33,12 @@ Failed starts of a new incarnation count like any crash. The very first start is
 synchronous: ``start()`` raises :class:`~edgevox.errors.AgentError` if the first
 incarnation cannot start (so a supervisor can roll back).
 
-``stop()`` cancels the in-flight run through its context's cancel token, then
-either fails the queued events (``drain=False``: discarded and reported) or lets
-them run (``drain=True``, until the deadline), joins the thread with a timeout
-and reports a thread it had to abandon (its late results are ignored). It never
-joins while holding the agent's lock (the exiting worker needs it), and it is safe
+``stop(timeout_s)`` (or EdgeVox's ``stop(timeout=...)``) cancels the in-flight run
+through its context's cancel token, then either fails the queued events
+(``drain=False``: discarded and reported) or lets them run (``drain=True``, until
+the deadline), joins the thread with a timeout and reports a thread it had to abandon
+(its late results are ignored). It never joins while holding the agent's lock (the
+exiting worker needs it), and it is safe
 from many threads at once (:class:`~edgevox.runtime.lifecycle.SharedStop`): one
 caller stops, the others wait up to their own timeout and get the same report. A
 ``stop()`` after the agent stopped joins what may still run and reports it again.
@@ -56,11 +60,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from edgevox.errors import AgentError, BusClosedError, Cancelled, LifecycleError
 from edgevox.runtime.activities import track
 from edgevox.runtime.agent import agent_name
-from edgevox.runtime.bus import EventBus, Mailbox, Subscription
+from edgevox.runtime.bus import EventBus, Mailbox, Subscription, split_selector
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import AgentStateEvent, ErrorEvent, Event
-from edgevox.runtime.lifecycle import SharedStop, StopReport
-from edgevox.runtime.limits import count, duration, optional_wait_s
+from edgevox.runtime.lifecycle import SharedStop, StopReport, stop_timeout
+from edgevox.runtime.limits import count, duration, wait_s
 
 if TYPE_CHECKING:
     from edgevox.agents.base import Agent
@@ -130,6 +134,17 @@ class BackgroundAgent:
         if not self.name:
             raise TypeError("BackgroundAgent(factory=...): pass name=... as well")
         owner = f"BackgroundAgent {self.name!r}"
+        if trigger is not None and not callable(trigger):
+            raise TypeError(
+                f"{owner}: trigger = {trigger!r} is not callable; pass a function event -> task | None "
+                "(to choose which events arrive, use subscribe_to=...)"
+            )
+        if factory is not None and not callable(factory):
+            raise TypeError(f"{owner}: factory = {factory!r} is not callable; pass a function () -> agent")
+        try:
+            split_selector(subscribe_to)
+        except TypeError as exc:
+            raise TypeError(f"{owner}: subscribe_to: {exc}") from None
         max_queue = count("max_queue", max_queue, owner=owner, minimum=1)
         max_restarts = count("max_restarts", max_restarts, owner=owner)
         restart_window_s = duration("restart_window_s", restart_window_s, owner=owner, above_minimum=True)
@@ -162,6 +177,7 @@ class BackgroundAgent:
         self._base_ctx: AgentContext | None = None
         self._mailbox = Mailbox(max_queue, overflow)
         self._dropped_before = 0
+        self._stream_dropped_before = 0
         self._sub: Subscription | None = None
         self._thread: threading.Thread | None = None
         self._accepting = False
@@ -177,8 +193,15 @@ class BackgroundAgent:
 
     @property
     def dropped_events(self) -> int:
-        """Data events discarded by the overflow policy (exact; since construction)."""
+        """Data events discarded by the overflow policy (exact; since construction). Stream
+        events (reply deltas, tokens) are not counted here: see :attr:`dropped_stream_events`."""
         return self._dropped_before + self._mailbox.dropped
+
+    @property
+    def dropped_stream_events(self) -> int:
+        """Stream events (reply deltas, tokens, feedback ticks) discarded, mostly to make room
+        for other events (exact; since construction)."""
+        return self._stream_dropped_before + self._mailbox.stream_dropped
 
     @property
     def queued(self) -> int:
@@ -222,6 +245,7 @@ class BackgroundAgent:
             self._hard_stop = False
             self._start_error = None
             self._dropped_before += self._mailbox.dropped
+            self._stream_dropped_before += self._mailbox.stream_dropped
             self._mailbox = Mailbox(self.max_queue, self.overflow)
             self._state = AgentState.STARTING
             self._accepting = True
@@ -239,11 +263,15 @@ class BackgroundAgent:
         self._publish_state(AgentState.RUNNING)
         return self
 
-    def stop(self, timeout_s: float | None = None, *, drain: bool = False) -> StopReport:
-        """Stop and join within ``timeout_s`` (default ``shutdown_timeout_s``; see the module
-        docstring). Returns a StopReport (truthy when clean). Safe from many threads at once."""
-        timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"BackgroundAgent {self.name!r}.stop")
-        timeout_s = self.shutdown_timeout_s if timeout_s is None else timeout_s
+    def stop(self, timeout_s: float | None = None, *, drain: bool = False, timeout: float | None = None) -> StopReport:
+        """Stop and join within ``timeout_s`` (default ``shutdown_timeout_s``; ``timeout`` is
+        EdgeVox's spelling; see the module docstring). Returns a StopReport (truthy when clean).
+        Safe from many threads at once."""
+        timeout_s = wait_s(
+            "timeout_s",
+            stop_timeout(timeout_s, timeout, self.shutdown_timeout_s),
+            owner=f"BackgroundAgent {self.name!r}.stop",
+        )
         return self._stops.run(timeout_s, lambda deadline: self._stop(deadline, drain))
 
     def _still_running(self) -> StopReport:

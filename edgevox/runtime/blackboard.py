@@ -62,11 +62,16 @@ _ABSENT = object()
 
 
 class Watch:
-    """Handle returned by :meth:`Blackboard.watch`; ``close()`` (or ``with``) unregisters."""
+    """Handle returned by :meth:`Blackboard.watch`; ``close()`` (or ``with``, or calling it, as
+    EdgeVox's ``unsubscribe()``) unregisters."""
 
     __slots__ = ("board", "pattern", "fn", "active", "_mode", "_prefix")
 
     def __init__(self, board: Blackboard, pattern: str, fn: Watcher) -> None:
+        if not isinstance(pattern, str) or not pattern:
+            raise TypeError(f"watch({pattern!r}, ...): the pattern must be a key, a prefix ending in '*', or '*'")
+        if not callable(fn):
+            raise TypeError(f"watch({pattern!r}, {fn!r}): the watcher must be callable as fn(key, old, new)")
         self.board = board
         self.pattern = pattern
         self.fn = fn
@@ -80,6 +85,10 @@ class Watch:
 
     def close(self) -> None:
         self.board.unwatch(self)
+
+    def __call__(self) -> None:
+        """Unwatch: the EdgeVox spelling, where ``watch`` returned an ``unsubscribe`` function."""
+        self.close()
 
     def __enter__(self) -> Watch:
         return self

@@ -18,6 +18,20 @@ Overflow policies per mailbox: ``drop_oldest`` (evict the oldest data event),
 ``block_timeout_s`` for room, then discard the incoming one). Every discard is
 counted in ``Subscription.dropped``.
 
+Stream events (``Event.is_stream()``: reply deltas, tokens, skill feedback ticks) share
+the data lane's order and bound but always yield: when the mailbox is full, an incoming
+data event evicts the oldest queued *stream* event if there is one (whatever the policy),
+and an incoming stream event may evict only another stream event (``drop_oldest``),
+else it is discarded (``drop_new``) or waits (``block``). So a 500-token reply never
+pushes a sensor alert out of a ``"*"`` subscriber's 32-slot mailbox. Stream discards are
+counted apart, in ``Subscription.stream_dropped``: ``dropped`` counts real events lost.
+Rejected alternative: leaving streams out of ``"*"`` unless asked for - a UI or a
+logger subscribed to ``"*"`` would silently stop seeing the reply being generated.
+
+Kinds: an event's topic is its class's ``kind``; an
+:class:`~edgevox.runtime.events.AgentEvent` (ad-hoc kind, JSON payload) is routed by its
+own ``kind``, so ``subscribe("sensor_alert", ...)`` receives ``AgentEvent("sensor_alert", ...)``.
+
 Failure: a handler that raises never breaks the publisher or the other
 handlers; it is counted (``Subscription.errors``, ``EventBus.stats``) and
 reported as an :class:`~edgevox.runtime.events.ErrorEvent` with the traceback
@@ -29,8 +43,8 @@ re-raised to the publisher, whose thread it is (``runtime/guard.py``). Should a
 worker ever end for another reason, its subscription says so: ``active`` is False
 and ``failure`` holds the cause.
 
-Closing: ``Subscription.close()`` stops delivery after the handler call in
-progress; every event it leaves undelivered (queued, or taken in a batch but not
+Closing: ``Subscription.close()`` (or calling the subscription, EdgeVox's
+``unsubscribe()``) stops delivery after the handler call in progress; every event it leaves undelivered (queued, or taken in a batch but not
 yet handled) is counted in ``Subscription.discarded``. ``close`` and
 ``EventBus.close`` are safe to call from many threads at once: each caller waits
 for the workers up to its own timeout and reports the ones still running.
@@ -56,7 +70,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from edgevox.errors import BusClosedError
-from edgevox.runtime.events import ErrorEvent, Event
+from edgevox.runtime.events import AgentEvent, ErrorEvent, Event
 from edgevox.runtime.guard import must_propagate
 from edgevox.runtime.limits import count, duration, optional_wait_s, wait_s
 
@@ -66,12 +80,17 @@ Selector = "type[Event] | str | tuple[type[Event] | str, ...]"
 Handler = Callable[[Event], Any]
 
 _CLOSED = object()
+MAX_AD_HOC_ROUTES = 4096
+"""Routes of AgentEvent kinds cached per bus; past that the cache starts over (kinds with
+ids in them must not grow it without bound)."""
 
 
 class Mailbox:
     """A bounded two-lane queue: control events first, then data events in FIFO order.
 
-    Thread-safe. ``put`` applies the overflow policy; ``get`` blocks up to a timeout.
+    Thread-safe. ``put`` applies the overflow policy (stream events yield to the other data
+    events, see the module docstring); ``get`` blocks up to a timeout. ``dropped`` counts
+    data events discarded, ``stream_dropped`` stream events discarded.
     """
 
     def __init__(self, max_queue: int = 1024, overflow: Overflow = "drop_oldest", block_timeout_s: float = 0.1):
@@ -81,7 +100,9 @@ class Mailbox:
         self.overflow = overflow
         self.block_timeout_s = duration("block_timeout_s", block_timeout_s, owner="Mailbox")
         self.dropped = 0
+        self.stream_dropped = 0
         self._data: deque[Event] = deque()
+        self._n_stream = 0  # stream events among _data
         self._control: deque[Event] = deque()
         self._lock = threading.Lock()
         self._not_empty = threading.Condition(self._lock)
@@ -98,27 +119,53 @@ class Mailbox:
                 self._not_empty.notify()
                 return True
             data = self._data
-            if len(data) >= self.max_queue:
-                if self.overflow == "drop_oldest":
-                    data.popleft()
-                    self.dropped += 1
-                elif self.overflow == "drop_new":
-                    self.dropped += 1
-                    return False
-                else:  # block
-                    deadline = time.monotonic() + self.block_timeout_s
-                    while len(data) >= self.max_queue and not self._closed:
-                        left = deadline - time.monotonic()
-                        if left <= 0 or not self._not_full.wait(left):
-                            if len(data) < self.max_queue:
-                                break
-                            self.dropped += 1
-                            return False
-                    if self._closed:
-                        return False
+            stream = event.is_stream()
+            if len(data) >= self.max_queue and not self._make_room_locked(stream):
+                return False
             data.append(event)
+            if stream:
+                self._n_stream += 1
             self._not_empty.notify()
             return True
+
+    def _make_room_locked(self, stream: bool) -> bool:
+        """The mailbox is full: free a slot for an incoming (stream) data event, or count the
+        incoming one as dropped and return False. Stream events yield (module docstring)."""
+        if self._n_stream and (not stream or self.overflow == "drop_oldest"):
+            self._evict_stream_locked()
+            return True
+        if self.overflow == "drop_oldest" and not stream:
+            self._data.popleft()
+            self.dropped += 1
+            return True
+        if self.overflow == "block":
+            deadline = time.monotonic() + self.block_timeout_s
+            while len(self._data) >= self.max_queue and not self._closed:
+                if self._n_stream and not stream:
+                    self._evict_stream_locked()  # one arrived while we waited
+                    return True
+                left = deadline - time.monotonic()
+                if (left <= 0 or not self._not_full.wait(left)) and len(self._data) >= self.max_queue:
+                    break
+            else:
+                return not self._closed
+        if stream:
+            self.stream_dropped += 1
+        else:
+            self.dropped += 1
+        return False
+
+    def _evict_stream_locked(self) -> None:
+        data = self._data
+        index = next(i for i, queued in enumerate(data) if queued.is_stream())
+        del data[index]
+        self._n_stream -= 1
+        self.stream_dropped += 1
+
+    def _took_locked(self, event: Event) -> Event:
+        if self._n_stream and event.is_stream():
+            self._n_stream -= 1
+        return event
 
     def get(self, timeout: float | None = None) -> Event | None:
         """Next event (control first), or None on timeout or when closed and empty.
@@ -133,7 +180,7 @@ class Mailbox:
                     return None
             if self._control:
                 return self._control.popleft()
-            event = self._data.popleft()
+            event = self._took_locked(self._data.popleft())
             self._not_full.notify()
             return event
 
@@ -150,7 +197,7 @@ class Mailbox:
                 out.append(self._control.popleft())
             data = self._data
             while data and len(out) < max_items:
-                out.append(data.popleft())
+                out.append(self._took_locked(data.popleft()))
             self._not_full.notify_all()
             return out
 
@@ -167,6 +214,7 @@ class Mailbox:
             out = list(self._control) + list(self._data)
             self._control.clear()
             self._data.clear()
+            self._n_stream = 0
             self._not_full.notify_all()
             return out
 
@@ -175,6 +223,7 @@ class Mailbox:
         with self._lock:
             n = len(self._data)
             self._data.clear()
+            self._n_stream = 0
             self._not_full.notify_all()
             return n
 
@@ -193,8 +242,29 @@ class Mailbox:
             return len(self._data) + len(self._control)
 
 
+def split_selector(selector: Any) -> tuple[tuple[type[Event], ...], tuple[str, ...]]:
+    """``(event classes, topic patterns)`` of a subscription selector, or one TypeError."""
+    items = selector if isinstance(selector, tuple) else (selector,)
+    if not items:
+        raise TypeError("subscribe(()): name at least one Event subclass or topic pattern")
+    classes: tuple[type[Event], ...] = ()
+    patterns: tuple[str, ...] = ()
+    for item in items:
+        if isinstance(item, str) and item:
+            patterns += (item,)
+        elif isinstance(item, type) and issubclass(item, Event):
+            classes += (item,)
+        else:
+            raise TypeError(
+                f"subscribe({item!r}): expected an Event subclass or a topic pattern string "
+                "such as 'voice.*', 'sensor_alert' or '*'"
+            )
+    return classes, patterns
+
+
 class Subscription:
-    """Handle returned by :meth:`EventBus.subscribe`; ``close()`` (or ``with``) unsubscribes."""
+    """Handle returned by :meth:`EventBus.subscribe`; ``close()`` (or ``with``, or calling it,
+    as EdgeVox's ``unsubscribe()``) unsubscribes."""
 
     def __init__(self, bus: EventBus, selector: Any, handler: Handler | None, name: str, mailbox: Mailbox | None):
         self.bus = bus
@@ -210,26 +280,24 @@ class Subscription:
         self._closed = False
         self._count_lock = threading.Lock()
         self._discarded = 0
-        self._classes: tuple[type, ...] = ()
-        self._patterns: tuple[str, ...] = ()
-        items = selector if isinstance(selector, tuple) else (selector,)
-        for item in items:
-            if isinstance(item, str):
-                self._patterns += (item,)
-            elif isinstance(item, type) and issubclass(item, Event):
-                self._classes += (item,)
-            else:
-                raise TypeError(f"subscribe({item!r}): expected an Event subclass or a topic pattern string")
+        self._classes, self._patterns = split_selector(selector)
 
-    def matches(self, event_type: type[Event]) -> bool:
+    def matches(self, event_type: type[Event], kind: str | None = None) -> bool:
+        """Whether events of ``event_type`` (of ``kind``: an AgentEvent's own) are delivered here."""
         if self._classes and issubclass(event_type, self._classes):
             return True
-        kind = event_type.kind
+        kind = event_type.kind if kind is None else kind
         return any(p == "*" or p == kind or fnmatch.fnmatchcase(kind, p) for p in self._patterns)
 
     @property
     def dropped(self) -> int:
+        """Data events discarded by the overflow policy (stream events: :attr:`stream_dropped`)."""
         return self.mailbox.dropped if self.mailbox is not None else 0
+
+    @property
+    def stream_dropped(self) -> int:
+        """Stream events (reply deltas, tokens) discarded to make room or by the policy."""
+        return self.mailbox.stream_dropped if self.mailbox is not None else 0
 
     @property
     def discarded(self) -> int:
@@ -281,6 +349,11 @@ class Subscription:
             return not thread.is_alive()
         return True
 
+    def __call__(self) -> bool:
+        """Unsubscribe (``close()``): the EdgeVox spelling, where ``subscribe`` returned an
+        ``unsubscribe`` function."""
+        return self.close()
+
     def __enter__(self) -> Subscription:
         return self
 
@@ -327,12 +400,13 @@ class EventBus:
 
         ``queued=False``: on the publisher's thread. ``queued=True``: on a worker thread
         named ``edgevox-sub-<name>`` fed by a bounded mailbox with the given overflow policy.
+        Returns the :class:`Subscription`; ``close()`` it (or call it) to unsubscribe.
         """
+        if not callable(handler):
+            raise TypeError(f"subscribe({selector!r}, handler={handler!r}): the handler must be callable")
         name = name or f"{getattr(handler, '__qualname__', 'handler')}#{next(self._ids)}"
-        mailbox = Mailbox(max_queue, overflow, block_timeout_s)  # checks the options even when unused
-        if not queued:
-            mailbox = None
-        sub = Subscription(self, selector, handler, name, mailbox)
+        checked = Mailbox(max_queue, overflow, block_timeout_s)  # checks the options even when unused
+        sub = Subscription(self, selector, handler, name, checked if queued else None)
         if queued:
             sub.thread = threading.Thread(target=self._worker, args=(sub,), name=f"edgevox-sub-{name}", daemon=True)
         self._add(sub)
@@ -357,6 +431,8 @@ class EventBus:
 
     def add_observer(self, fn: Handler, name: str | None = None) -> Subscription:
         """``fn(event)`` sees every published event, on the publisher's thread, before subscribers."""
+        if not callable(fn):
+            raise TypeError(f"add_observer({fn!r}): the observer must be callable")
         sub = Subscription(self, "*", fn, name or f"observer#{next(self._ids)}", None)
         with self._lock:
             self._check_open()
@@ -392,11 +468,15 @@ class EventBus:
             event.timestamp = time.time()
         self.published += 1
         etype = type(event)
-        route = self._route_cache.get(etype)
+        # an AgentEvent's topic is its own kind; every other event's is its class's
+        key: Any = (etype, event.kind) if isinstance(event, AgentEvent) else etype
+        route = self._route_cache.get(key)
         if route is None:
             with self._lock:
-                route = tuple(s for s in self._subs if s.matches(etype))
-                self._route_cache[etype] = route
+                route = tuple(s for s in self._subs if s.matches(etype, event.kind))
+                if len(self._route_cache) >= MAX_AD_HOC_ROUTES:
+                    self._route_cache = {}
+                self._route_cache[key] = route
         for obs in self._observers:
             self._call(obs, event)
         for sub in route:
@@ -494,6 +574,7 @@ class EventBus:
             "handler_errors": self.handler_errors,
             "subscribers": len(subs),
             "dropped": {s.name: s.dropped for s in subs if s.mailbox is not None and s.dropped},
+            "stream_dropped": {s.name: s.stream_dropped for s in subs if s.mailbox is not None and s.stream_dropped},
         }
 
     def close(self, timeout_s: float = 2.0) -> list[str]:

@@ -110,7 +110,11 @@ def subscribe_inbox(
     """Deliver to ``handler`` every message addressed to ``agent_name`` or broadcast by
     another agent (optionally only one ``topic``). Replies are left to :func:`request`
     unless ``include_replies``. Runs on the publisher's thread, or on a named worker
-    thread with ``queued=True``. Returns the subscription (``close()`` to stop)."""
+    thread with ``queued=True``. Returns the subscription (``close()`` it, or call it, to stop)."""
+    if not isinstance(agent_name, str) or not agent_name:
+        raise TypeError(f"subscribe_inbox(agent_name={agent_name!r}): must be the agent's non-empty name")
+    if not callable(handler):
+        raise TypeError(f"subscribe_inbox(agent_name={agent_name!r}, handler={handler!r}): handler must be callable")
 
     def deliver(message: Event) -> None:
         assert isinstance(message, AgentMessage)

@@ -10,7 +10,13 @@ agent stays listed until its stop has ended, so every caller waits for (and repo
 the same stops.
 
 A pool made with ``AgentPool()`` owns a private bus, blackboard and supervisor
-(and ``close()`` releases them); a Runtime passes its own.
+(and ``close()`` releases them); a Runtime passes its own. An agent added before the
+supervisor starts (a Runtime not started yet) starts with it; once the supervisor has
+given up (its restart budget spent, state FAILED) or stopped, ``start_background``
+raises :class:`~edgevox.errors.LifecycleError` saying so and how to restart it,
+instead of returning an agent nobody will start.
+
+Every stop takes ``timeout_s`` or EdgeVox's spelling ``timeout``.
 """
 
 from __future__ import annotations
@@ -20,13 +26,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from edgevox.errors import LifecycleError
 from edgevox.runtime.agent import agent_name
-from edgevox.runtime.background import BackgroundAgent, RestartType
+from edgevox.runtime.background import AgentState, BackgroundAgent, RestartType
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.events import Event
-from edgevox.runtime.lifecycle import StopReport
+from edgevox.runtime.lifecycle import StopReport, stop_timeout
 from edgevox.runtime.limits import count, optional_wait_s, wait_s
 from edgevox.runtime.supervisor import ChildSpec, RestartSupervisor, SupervisorState
 
@@ -176,7 +183,10 @@ class AgentPool:
         ctx: AgentContext | None = None,
     ) -> BackgroundAgent:
         """Run registered agent ``name`` (or ``factory()`` per incarnation) in the background,
-        supervised by the pool's supervisor. Every BackgroundAgent option is accepted."""
+        supervised by the pool's supervisor. Every BackgroundAgent option is accepted.
+
+        Raises :class:`~edgevox.errors.LifecycleError` if the supervisor has given up or is
+        stopped (nothing would start the agent), AgentError if the agent cannot start."""
         agent = None if factory is not None else self.get(name)
         bg = BackgroundAgent(
             agent,
@@ -202,6 +212,9 @@ class AgentPool:
             self.supervisor.add_child(ChildSpec.for_background(bg, ctx or self.make_ctx(agent_name=name), self.bus))
             if self._owns_supervisor and self.supervisor.state is SupervisorState.NEW:
                 self.supervisor.start()
+            if bg.state is AgentState.NEW and self.supervisor.state is not SupervisorState.NEW:
+                # added to a supervisor that gave up or stopped: nothing would ever start it
+                raise LifecycleError(self._not_supervised(name))
         except BaseException:
             with self._lock:
                 self._background.pop(name, None)
@@ -209,6 +222,17 @@ class AgentPool:
                 self.supervisor.remove_child(name, 1.0)
             raise
         return bg
+
+    def _not_supervised(self, name: str) -> str:
+        sup = self.supervisor
+        what = f"AgentPool: cannot start background agent {name!r}: supervisor {sup.name!r}"
+        if sup.state is SupervisorState.FAILED:
+            last = f"; last error: {sup.last_error!r}" if sup.last_error is not None else ""
+            return (
+                f"{what} gave up (more than {sup.max_restarts} restarts within {sup.restart_window_s:g} s{last}); "
+                "restart it with pool.supervisor.start() (it restarts the agents it had), then start this one again"
+            )
+        return f"{what} is {sup.state.value}; start it with pool.supervisor.start(), or make a new pool or Runtime"
 
     def background(self, name: str) -> BackgroundAgent:
         with self._lock:
@@ -223,9 +247,12 @@ class AgentPool:
         with self._lock:
             return list(self._background.values())
 
-    def stop_background(self, name: str, timeout_s: float | None = None) -> StopReport:
-        """Stop background agent ``name`` (within ``timeout_s``, default its shutdown timeout)
-        and forget it. A concurrent call for the same agent waits for the same stop."""
+    def stop_background(self, name: str, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """Stop background agent ``name`` (within ``timeout_s``, default its shutdown timeout;
+        ``timeout`` is EdgeVox's spelling) and forget it. A concurrent call for the same agent
+        waits for the same stop."""
+        if timeout is not None:  # EdgeVox's spelling (with no default here: None = the agent's own)
+            timeout_s = stop_timeout(timeout_s, timeout, timeout)
         timeout_s = optional_wait_s("timeout_s", timeout_s, owner=f"AgentPool.stop_background({name!r})")
         with self._lock:
             bg = self._background.get(name)
@@ -240,9 +267,10 @@ class AgentPool:
                 del self._background[name]
         return report
 
-    def stop_all(self, timeout_s: float = 5.0) -> StopReport:
-        """Cancel foreground runs in flight and stop every background agent (reverse order)."""
-        timeout_s = wait_s("timeout_s", timeout_s, owner="AgentPool.stop_all")
+    def stop_all(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """Cancel foreground runs in flight and stop every background agent (reverse order),
+        within ``timeout_s`` (default 5 s; ``timeout`` is EdgeVox's spelling)."""
+        timeout_s = wait_s("timeout_s", stop_timeout(timeout_s, timeout, 5.0), owner="AgentPool.stop_all")
         deadline = time.monotonic() + timeout_s
         with self._lock:
             tokens = list(self._in_flight)
@@ -258,9 +286,10 @@ class AgentPool:
                 reports.append(bg.stop(left))  # stopped and forgotten meanwhile: re-check it truthfully
         return StopReport.merge(reports)
 
-    def close(self, timeout_s: float = 5.0) -> StopReport:
-        """``stop_all`` and release what this pool created itself (bus, blackboard, supervisor)."""
-        timeout_s = wait_s("timeout_s", timeout_s, owner="AgentPool.close")
+    def close(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+        """``stop_all`` and release what this pool created itself (bus, blackboard, supervisor),
+        within ``timeout_s`` (default 5 s; ``timeout`` is EdgeVox's spelling)."""
+        timeout_s = wait_s("timeout_s", stop_timeout(timeout_s, timeout, 5.0), owner="AgentPool.close")
         deadline = time.monotonic() + timeout_s
         report = self.stop_all(timeout_s)
         left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731

@@ -105,6 +105,7 @@ class Token(VoiceEvent):
     """A text delta streamed from the agent."""
 
     kind: ClassVar[str] = "voice.token"
+    stream: ClassVar[bool] = True
     text: str = ""
 
 

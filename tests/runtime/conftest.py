@@ -26,6 +26,15 @@ class Pong(Event):
     n: int = 0
 
 
+@dataclass(kw_only=True)
+class Tick(Event):
+    """A stream event for tests (like a reply delta): yields to data events in a full mailbox."""
+
+    kind: ClassVar[str] = "test.tick"
+    stream: ClassVar[bool] = True
+    n: int = 0
+
+
 class FakeClock:
     """A manual monotonic clock: ``clock()`` reads it, ``advance(s)`` moves it."""
 

@@ -6,10 +6,11 @@ import threading
 
 import pytest
 
+from edgevox.errors import LifecycleError
 from edgevox.runtime.background import AgentState
 from edgevox.runtime.pool import AgentPool
 
-from .conftest import Ping, RecordingAgent
+from .conftest import Ping, RecordingAgent, StateLog
 
 
 @pytest.fixture
@@ -191,3 +192,52 @@ def test_concurrent_stop_all_calls_each_wait_for_the_stops_and_report_the_truth(
 def test_stop_timeouts_reject_nan(pool):
     with pytest.raises(ValueError, match="stop_all: timeout_s = nan"):
         pool.stop_all(float("nan"))
+
+
+def test_start_background_after_the_supervisor_gave_up_raises_saying_how_to_restart(pool):
+    """Bug (issue 12): the agent was added to a FAILED supervisor and returned, never started."""
+    log = StateLog(pool.bus)
+
+    def crash(task, ctx):
+        raise RuntimeError("sensor driver broke")
+
+    pool.register(RecordingAgent("flaky", behaviour=crash))
+    pool.register(RecordingAgent("late"))
+    pool.start_background("flaky", trigger=lambda e: 1 if isinstance(e, Ping) else None, max_restarts=0)
+    budget = pool.supervisor.max_restarts
+    for started in range(1, budget + 2):  # each crash escalates; one more than the budget gives up
+        assert log.wait_for("flaky", "running", count=started)
+        pool.bus.publish(Ping())
+    assert log.wait_for(pool.supervisor.name, "failed")
+
+    with pytest.raises(LifecycleError) as caught:
+        pool.start_background("late", trigger=lambda e: None)
+    message = str(caught.value)
+    assert "cannot start background agent 'late'" in message and "gave up" in message
+    assert "sensor driver broke" in message and "pool.supervisor.start()" in message and "\n" not in message
+    assert pool.background_names() == ["flaky"] and "late" not in pool.supervisor.child_names()
+
+    pool.supervisor.start()  # the fix the message names: a fresh budget, 'flaky' restarted
+    late = pool.start_background("late", trigger=lambda e: None)
+    assert late.state is AgentState.RUNNING and pool.background("flaky").state is AgentState.RUNNING
+
+
+def test_start_background_on_a_stopped_supervisor_raises_instead_of_never_starting(pool):
+    pool.register(RecordingAgent("a"))
+    pool.start_background("a", trigger=lambda e: None)
+    assert pool.supervisor.stop(2.0)
+    pool.register(RecordingAgent("b"))
+    with pytest.raises(LifecycleError, match=r"supervisor 'pool' is stopped; start it with pool.supervisor.start\(\)"):
+        pool.start_background("b", trigger=lambda e: None)
+
+
+def test_every_stop_takes_edgevox_timeout_spelling_and_refuses_two_different_values(pool):
+    pool.register(RecordingAgent("a"))
+    pool.register(RecordingAgent("b"))
+    pool.start_background("a", trigger=lambda e: None)
+    pool.start_background("b", trigger=lambda e: None)
+    assert pool.stop_background("a", timeout=2.0)
+    with pytest.raises(TypeError, match="give timeout_s or timeout, not both"):
+        pool.stop_all(1.0, timeout=2.0)
+    assert pool.stop_all(timeout=2.0) and pool.background_names() == []
+    assert pool.close(timeout=2.0)
