@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,6 +28,12 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from edgevox.cli.args import SECONDS
 from edgevox.errors import AudioDeviceError, ConfigError, EdgeVoxError
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from edgevox.app import App
+    from edgevox.config.schema import AppConfig
 
 _NO_DEVICE_HELP = (
     "This machine has no usable audio device. Run headless instead:\n"
@@ -110,13 +116,13 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _load(args: argparse.Namespace) -> Any:
+def _load(args: argparse.Namespace) -> AppConfig:
     from edgevox.config import load_config
 
     return load_config(args.config, overrides=config_overrides(args))
 
 
-def _configure_logging(config: Any, args: argparse.Namespace) -> logging.Handler | None:
+def _configure_logging(config: AppConfig, args: argparse.Namespace) -> logging.Handler | None:
     """Set the log level; add ``logging.file``'s handler (returned, so the run removes it)."""
     root = logging.getLogger()
     global_level = str(getattr(args, "log_level", "WARNING")).upper()
@@ -131,7 +137,7 @@ def _configure_logging(config: Any, args: argparse.Namespace) -> logging.Handler
     return None
 
 
-def _open_for_append(key: str, path: str) -> Any:
+def _open_for_append(key: str, path: str) -> IO[str]:
     """A text file opened for appending, or one line naming the key, the path and why not."""
     try:
         return open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by the caller at exit
@@ -162,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             log_handler.close()
 
 
-def _run(config: Any, args: argparse.Namespace) -> int:
+def _run(config: AppConfig, args: argparse.Namespace) -> int:
     from edgevox.app import App
     from edgevox.cli.status import JsonEvents, StatusView
 
@@ -220,7 +226,7 @@ def _run(config: Any, args: argparse.Namespace) -> int:
     finally:
         if status is not None:
             status.stop()
-        clean = app.stop(timeout_s=config.runtime.shutdown_timeout_s)
+        clean = app.stop(timeout_s=config.runtime.shutdown_timeout_s).clean
         if events_file is not None:
             events_file.close()
         signal.signal(signal.SIGINT, previous)
@@ -256,7 +262,7 @@ class TurnTally:
                 self.failed.append(event.error or "the turn failed")
 
 
-def _headless_outcome(config: Any, args: argparse.Namespace, tally: TurnTally, err: Console) -> int:
+def _headless_outcome(config: AppConfig, args: argparse.Namespace, tally: TurnTally, err: Console) -> int:
     """Exit code of a run that was asked for an answer (``--say`` or a WAV input): 1 when a
     turn failed or the WAV held no speech the loop could hear, with one line saying which."""
     headless = args.say is not None or config.audio.input.source == "file"
@@ -301,12 +307,12 @@ def _require_audio_devices(config_name: str) -> None:
         )
 
 
-def _build_with_progress(app_cls: Any, config: Any, err: Console, *, quiet: bool) -> Any:
+def _build_with_progress(app_cls: type[App], config: AppConfig, err: Console, *, quiet: bool) -> App:
     if quiet or not err.is_terminal:
         return app_cls.build(config)
     columns = (SpinnerColumn(finished_text="[green]✓[/]"), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=False) as progress:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, TaskID] = {}
 
         def on_progress(step: str, done: bool) -> None:
             if step not in tasks:
@@ -317,7 +323,7 @@ def _build_with_progress(app_cls: Any, config: Any, err: Console, *, quiet: bool
         return app_cls.build(config, on_progress=on_progress)
 
 
-def _drive(app: Any, config: Any, args: argparse.Namespace, stop_requested: threading.Event, out: Console) -> int:
+def _drive(app: App, config: AppConfig, args: argparse.Namespace, stop_requested: threading.Event, out: Console) -> int:
     """Feed the application until it is done or Ctrl-C. Returns the exit code."""
     timeout_s = args.timeout
     if args.say is not None:
@@ -334,7 +340,7 @@ def _drive(app: Any, config: Any, args: argparse.Namespace, stop_requested: thre
 
 
 def _wait(
-    app: Any, stop_requested: threading.Event, timeout_s: float | None, *, until_input_ended: bool = False
+    app: App, stop_requested: threading.Event, timeout_s: float | None, *, until_input_ended: bool = False
 ) -> bool:
     """Wait for the app to become idle (or Ctrl-C). False on timeout."""
     done = threading.Event()
@@ -355,7 +361,7 @@ def _wait(
     return done.is_set() and app.idle
 
 
-def _text_repl(app: Any, stop_requested: threading.Event, timeout_s: float | None, out: Console) -> int:
+def _text_repl(app: App, stop_requested: threading.Event, timeout_s: float | None, out: Console) -> int:
     """Read lines from stdin on a helper thread so Ctrl-C (a signal) always wins.
 
     Each line is submitted at once, without waiting for the previous reply: a typed "stop"
