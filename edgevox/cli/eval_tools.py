@@ -23,9 +23,14 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgevox.cli.args import COUNT
+
+if TYPE_CHECKING:
+    from edgevox.agents.base import Agent
+    from edgevox.agents.decoders import Decision, DecisionRequest, ToolDecoder
+    from edgevox.engines.base import LLM
 
 
 def add_tools_parser(eval_sub: Any) -> None:
@@ -46,7 +51,7 @@ def add_tools_parser(eval_sub: Any) -> None:
     parser.set_defaults(func=run_eval_tools)
 
 
-def build_agent(config: str) -> tuple[Any, Any]:
+def build_agent(config: str) -> tuple[Agent, LLM]:
     """(agent, llm) for ``config``."""
     from edgevox.config import load_config
     from edgevox.config.build import make_agents, make_llm
@@ -73,19 +78,21 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     cases = load_cases(args.cases)
     if args.limit:
         cases = cases[: args.limit]
+    from edgevox.agents.llm_agent import LLMAgent
+
     agent, llm = build_agent(args.config)
-    if not hasattr(agent, "tools"):
+    if not isinstance(agent, LLMAgent):
         print(f"edgevox: error: agent of config {args.config!r} has no tools to evaluate")
         return 2
-    warm = getattr(llm, "warmup", None)
+    warm = getattr(llm, "warmup", None)  # llama.cpp's prompt-cache warm-up; not in the LLM protocol
     if warm is not None:
-        warm(getattr(agent, "instructions", ""))
+        warm(agent.instructions)
     from edgevox.runtime.context import AgentContext
 
     timer = DecisionTimer(agent.decoder)
     agent.decoder = timer
 
-    def make_ctx() -> Any:
+    def make_ctx() -> AgentContext:
         timer.cases.append([])
         return AgentContext(session_id=f"eval-{len(timer.cases) - 1}")
 
@@ -149,11 +156,11 @@ class DecisionTimer:
     ``cases``: one list per case (the caller appends one when a case starts) of
     ``(decided_by, seconds)``, the first hop first."""
 
-    def __init__(self, decoder: Any) -> None:
+    def __init__(self, decoder: ToolDecoder) -> None:
         self.decoder = decoder
         self.cases: list[list[tuple[str, float]]] = []
 
-    def decide(self, request: Any) -> Any:
+    def decide(self, request: DecisionRequest) -> Decision:
         start = time.perf_counter()
         decision = self.decoder.decide(request)
         if not self.cases:
