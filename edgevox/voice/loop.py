@@ -226,7 +226,7 @@ class VoiceLoop:
             self.audio_in.start()
         except BaseException:
             self.audio_out.stop()
-            self._life.to(ComponentState.FAILED)
+            self._life.force(ComponentState.NEW)  # nothing is left open: start() may be tried again
             raise
         self._life.to(ComponentState.RUNNING)
         self.speaker.start()
