@@ -37,12 +37,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from edgevox.config import build as wiring
-from edgevox.config.build import Engines, Progress, Steps
+from edgevox.config.build import Engines, LoadedEngines, Progress, Steps
 from edgevox.config.build_orchestration import OrchestrationParts, make_orchestration, wants_orchestration
 from edgevox.config.schema import AppConfig
 from edgevox.errors import EdgeVoxError
 from edgevox.runtime.events import Event, InterruptEvent, StopEvent
-from edgevox.runtime.lifecycle import Component, ComponentState, StopReport, component_lifecycle, stop_timeout
+from edgevox.runtime.lifecycle import (
+    Closable,
+    Component,
+    ComponentState,
+    StopReport,
+    component_lifecycle,
+    stop_timeout,
+)
 from edgevox.runtime.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -69,7 +76,7 @@ class App:
         config: AppConfig,
         *,
         runtime: Runtime,
-        engines: Engines,
+        engines: LoadedEngines,
         agents: dict[str, Agent],
         loop: VoiceLoop,
         background: list[BackgroundAgent],
@@ -118,7 +125,7 @@ class App:
 
     @classmethod
     def _assemble(
-        cls, config: AppConfig, runtime: Runtime, built: Engines, agents: dict[str, Agent], step: Steps
+        cls, config: AppConfig, runtime: Runtime, built: LoadedEngines, agents: dict[str, Agent], step: Steps
     ) -> App:
         """Everything after the engines: pool, background agents, orchestration, loop, bridges."""
         wiring.register_agents(config, agents, runtime.pool)
@@ -132,26 +139,15 @@ class App:
             )
         answering = orchestration.coordinator if orchestration else main
         loop = speak.loop = wiring.make_voice_loop(config, runtime, built, answering)
-        skills = getattr(main, "skills", None) or {}
         bridges = wiring.make_bridges(
             config.bridges,
-            runtime.bus,
-            runtime.blackboard,
+            runtime,
             on_text=loop.submit_text,
             on_say=loop.say,
-            skills=list(skills.values()),
-            executor=getattr(main, "executor", None) if skills else None,
-            ctx=runtime.pool.make_ctx(agent_name=config.main_agent),
+            main=main,
+            main_name=config.main_agent,
         )
-        warm = getattr(main, "warmup", None)
-        if callable(warm):
-            step("prompt cache", warm)
-        for engine in built.loaded:
-            # Engines this app loaded (not ones passed in, e.g. scripted): the first turn should
-            # not pay first-call allocations (~0.5 s for Whisper on 2 cores).
-            warm_engine = getattr(engine, "warmup", None)
-            if callable(warm_engine):
-                step(f"warm up {type(engine).__name__}", warm_engine)
+        wiring.warm_up(main, built, step)
         return cls(
             config,
             runtime=runtime,
@@ -190,11 +186,11 @@ class App:
         self._life.to(ComponentState.RUNNING)
         return self
 
-    def _external_control(self, event: StopEvent | InterruptEvent) -> None:
+    def _external_control(self, event: Event) -> None:
         """A stop or interrupt published by someone else (a ROS topic, a Zenoh peer, a
         background agent watching a bumper) acts on the voice loop like a spoken one.
         Runs on the publisher's thread; the loop's own events are ignored (no echo)."""
-        if event.source == self.loop.name:
+        if event.source == self.loop.name or not isinstance(event, (StopEvent, InterruptEvent)):
             return
         if not self.loop.running:
             return  # the runtime itself cancelled every registered activity on this StopEvent
@@ -280,10 +276,9 @@ def _close_agents(agents: dict[str, Agent], timeout_s: float) -> list[str]:
     """Close every agent that has ``close`` (LLM agents' skill workers); names of the unclean."""
     out: list[str] = []
     for name, agent in agents.items():
-        close = getattr(agent, "close", None)
-        if callable(close):
+        if isinstance(agent, Closable):
             try:
-                if close(timeout_s) is False:
+                if agent.close(timeout_s) is False:
                     out.append(f"agent {name!r} skill workers")
             except Exception as exc:  # noqa: BLE001 - one agent's failure must not stop the shutdown
                 out.append(f"agent {name!r} ({exc!r})")

@@ -11,11 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from edgevox.config import build as wiring
-from edgevox.config.schema import AgentConfig, AppConfig, BackgroundAgentConfig
+from edgevox.config.schema import (
+    AgentConfig,
+    AppConfig,
+    BackgroundAgentConfig,
+    LLMConfig,
+    STTConfig,
+    TTSConfig,
+    VADConfig,
+)
 from edgevox.errors import AudioDeviceError, EdgeVoxError
+
+EngineSection = STTConfig | LLMConfig | TTSConfig | VADConfig
+C = TypeVar("C", STTConfig, LLMConfig, TTSConfig)
 
 
 @dataclass
@@ -40,54 +52,59 @@ class CheckReport:
 
 def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport:
     """What ``edgevox check`` reports: models resolved, references imported, devices opened, bridges."""
-    from edgevox import models
-
     report = CheckReport()
     text_in = config.audio.input.source == "text"
     no_out = config.audio.output.sink == "none"
-    needed = [("LLM", config.llm)]
+    needed: list[tuple[str, EngineSection]] = [("LLM", config.llm)]
     if not text_in:
         needed.insert(0, ("STT", config.stt))
     if not no_out:
         needed.append(("TTS", config.tts))
     needed.append(("VAD", config.vad))
     for role, section in needed:
-        engine = section.engine
-        if wiring.is_ref(engine) or ":" in engine:
-            _try(
-                report,
-                f"{role} engine",
-                lambda e=engine, s=section, r=role: (
-                    wiring.engine_factory(e, s.options, f"{r.lower()}.engine") and f"custom {e}"
-                ),
-            )
-            continue
-        if role == "VAD":
-            continue
-        ref = section.voice if role == "TTS" else section.model
-        _try(report, f"{role} model", lambda r=ref: f"{r} -> {models.resolve(r)}")
+        if wiring.is_ref(section.engine) or ":" in section.engine:
+            _try(report, f"{role} engine", partial(_check_custom_engine, role, section))
+        elif isinstance(section, TTSConfig):
+            _try(report, f"{role} model", partial(_resolve_model, section.voice))
+        elif not isinstance(section, VADConfig):
+            _try(report, f"{role} model", partial(_resolve_model, section.model))
     from edgevox.config.diagnostics import engine_devices
 
     for what, status, detail in engine_devices(config):
         report.add(f"{what} runs on", status, detail)
     if load_models:
-        _try(report, "load LLM", lambda: type(wiring.make_llm(config.llm)).__name__ + " loaded")
+        _try(report, "load LLM", partial(_load, wiring.make_llm, config.llm))
         if not text_in:
-            _try(report, "load STT", lambda: type(wiring.make_stt(config.stt)).__name__ + " loaded")
+            _try(report, "load STT", partial(_load, wiring.make_stt, config.stt))
         if not no_out:
-            _try(report, "load TTS", lambda: type(wiring.make_tts(config.tts)).__name__ + " loaded")
+            _try(report, "load TTS", partial(_load, wiring.make_tts, config.tts))
     for name, agent in config.agents.items():
         refs = ([agent.factory] if agent.factory else []) + agent.tools + agent.skills
-        _try(report, f"agent {name}", lambda a=agent, n=name, r=refs: _check_agent_refs(n, a, r))
+        _try(report, f"agent {name}", partial(_check_agent_refs, name, agent, refs))
     for name, wf in config.workflows.items():
         report.add(f"workflow {name}", "ok", f"{wf.type} of {', '.join(wf.steps)}")
     for bg in config.background_agents:
-        _try(report, f"background {bg.name}", lambda b=bg: _describe_trigger(b))
+        _try(report, f"background {bg.name}", partial(_describe_trigger, bg))
     report.add("answers with", "ok", config.main_agent)
     _check_audio(report, config)
     for name, status, detail in wiring.check_bridges(config.bridges):
         report.add(f"bridge {name}", status, detail)
     return report
+
+
+def _check_custom_engine(role: str, section: EngineSection) -> str:
+    wiring.engine_factory(section.engine, section.options, f"{role.lower()}.engine")
+    return f"custom {section.engine}"
+
+
+def _resolve_model(ref: str) -> str:
+    from edgevox import models
+
+    return f"{ref} -> {models.resolve(ref)}"
+
+
+def _load(make: Callable[[C], object], section: C) -> str:
+    return type(make(section)).__name__ + " loaded"
 
 
 def _try(report: CheckReport, what: str, fn: Callable[[], object]) -> None:

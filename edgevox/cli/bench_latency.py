@@ -49,12 +49,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from edgevox.cli.args import COUNT, whole
 from edgevox.errors import ConfigError
+
+if TYPE_CHECKING:
+    from edgevox.config.build import LoadedEngines
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "speech" / "MANIFEST.tsv"
 COMMAND_CATEGORIES = ("command", "command_word", "command_sentence")
@@ -412,7 +415,7 @@ class _Bench:
         self.args = args
         self.overrides = config_overrides(args)
         self.config = load_config(args.config, overrides=self.overrides)
-        self.engines: Any = None
+        self.engines: LoadedEngines | None = None
         self.load_s = 0.0
         self.clean = True
 
@@ -433,10 +436,11 @@ class _Bench:
             given = Engines(tts=tts)
         else:
             # The heavy engines are shared; the VAD is not (Silero carries its stream state along).
-            given = Engines(stt=self.engines.stt, llm=self.engines.llm, tts=self.engines.tts)
+            tts = self.engines.tts
+            given = Engines(stt=self.engines.stt, llm=self.engines.llm, tts=tts)
         given.audio_in = mic
         given.audio_out = NullOut(
-            sample_rate_hz=given.tts.sample_rate_hz, realtime=True, block_ms=config.audio.output.block_ms
+            sample_rate_hz=tts.sample_rate_hz, realtime=True, block_ms=config.audio.output.block_ms
         )
         app = App.build(config, engines=given)
         if self.engines is None:
@@ -676,6 +680,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         built = None
         if not clips:  # no manifest: say a few sentences with the app's own voice
             built = bench.build()
+            assert bench.engines is not None  # the first build keeps its engines
             clips = synthesized_clips(bench.engines.tts, args.clips)
         passes.append(bench.measure(clips, condition, processes, built))
         if n == 0 and (args.barge_ins or args.stops):
@@ -685,6 +690,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
                 if args.stops:
                     audio = stop_clip(manifest, is_stop) if manifest.is_file() else None
                     if audio is None:
+                        assert bench.engines is not None  # measure() built the app
                         audio = synthesized_stop(bench.engines.tts)
                     stop_cancel, stop_to_done, stop_trials = bench.stops(audio, args.stops)
     idle = next((p for p in passes if p["condition"] == "idle"), None)
@@ -788,7 +794,7 @@ def _print_pass(p: dict[str, Any], trace: bool) -> None:
 
 
 def _print(result: dict[str, Any], trace: bool) -> None:
-    groups = {}
+    groups: dict[str, int] = {}
     for c in result["clips"]:
         groups[c["group"]] = groups.get(c["group"], 0) + 1
     print(

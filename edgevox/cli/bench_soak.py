@@ -60,12 +60,16 @@ import tracemalloc
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from edgevox.cli.args import SECONDS, number, whole
 from edgevox.errors import ConfigError
+
+if TYPE_CHECKING:
+    from edgevox.app import App
+    from edgevox.config.schema import AppConfig
 
 DEFAULT_SPEECH_DIR = Path(__file__).resolve().parents[3] / "shared" / "speech"
 SINK_RATE_HZ = 16000
@@ -512,7 +516,8 @@ class Soak:
     def _print(self, line: str) -> None:
         print(line, flush=True)
 
-    def build(self) -> Any:
+    def build(self) -> App:
+        from edgevox.agents.llm_agent import LLMAgent
         from edgevox.app import App
         from edgevox.config import load_config
 
@@ -530,7 +535,8 @@ class Soak:
         app = App.build(config)
         self.config = config
         self.load_s = time.perf_counter() - t0
-        robot = getattr(app.agents.get(config.main_agent), "deps", {}).get("robot")
+        agent = app.agents.get(config.main_agent)
+        robot = agent.deps.get("robot") if isinstance(agent, LLMAgent) else None
         if robot is not None:
             robot.speed_m_s = self.args.drive_speed_m_s
         return app
@@ -855,14 +861,16 @@ def _device_figures(app: Any) -> str:
     )
 
 
-def _memory_fill(app: Any, config: Any) -> float | None:
+def _memory_fill(app: App, config: AppConfig) -> float | None:
     """How full the main agent's conversation memory is (history tokens / budget); None without one."""
-    memory = getattr(app.agents.get(config.main_agent), "memory", None)
-    budget = getattr(memory, "token_budget", None)
-    if memory is None or not budget or not callable(getattr(memory, "history", None)):
+    from edgevox.agents.llm_agent import LLMAgent
+
+    agent = app.agents.get(config.main_agent)
+    if not isinstance(agent, LLMAgent) or not agent.memory.token_budget:
         return None
+    memory = agent.memory
     history = memory.history(config.voice.session_id)
-    return sum(memory.count_tokens(str(m.get("content", ""))) + 4 for m in history) / budget
+    return sum(memory.count_tokens(str(m.get("content", ""))) + 4 for m in history) / memory.token_budget
 
 
 def _describe(event: Any) -> str:

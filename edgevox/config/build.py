@@ -18,12 +18,14 @@ build through the same functions. The engine functions are re-exported here, so
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from edgevox.agents.base import Agent, AgentBase
 from edgevox.config.build_engines import (
     Engines,
+    LoadedEngines,
     Progress,
     Steps,
     engine_factory,
@@ -46,11 +48,9 @@ from edgevox.config.schema import (
 from edgevox.errors import ConfigError
 
 if TYPE_CHECKING:
-    from edgevox.agents.base import Agent
+    from edgevox.agents.base import AgentResult, AgentStream
     from edgevox.integrations.config import BridgesConfig
     from edgevox.runtime.background import BackgroundAgent
-    from edgevox.runtime.blackboard import Blackboard
-    from edgevox.runtime.bus import EventBus
     from edgevox.runtime.context import AgentContext
     from edgevox.runtime.lifecycle import Component as Bridge
     from edgevox.runtime.pool import AgentPool
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Engines",
+    "LoadedEngines",
     "Progress",
     "Steps",
     "TemplateTrigger",
@@ -79,6 +80,8 @@ __all__ = [
     "make_voice_loop",
     "make_workflow",
     "register_agents",
+    "warm_up",
+    "WarmsUp",
     "resolve_tools",
     "start_background_agent",
     "check_bridges",
@@ -225,18 +228,21 @@ def make_workflow(name: str, workflows: dict[str, WorkflowConfig], built: dict[s
     return wf.Parallel(steps, reduce=reduce, name=name)
 
 
-class _Named:
-    """Registers an agent in the pool under its config name (workflows may lack ``name``)."""
+class _Named(AgentBase):
+    """Registers an agent in the pool under its config name (a factory's agent may differ)."""
 
-    def __init__(self, name: str, agent: Any) -> None:
+    def __init__(self, name: str, agent: Agent) -> None:
         self.name = name
         self.agent = agent
 
-    def run(self, task: str, ctx: AgentContext) -> Any:
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        return self.agent.stream(task, ctx)
+
+    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
         return self.agent.run(task, ctx)
 
 
-def register_agents(app: AppConfig, agents: dict[str, Any], pool: AgentPool) -> None:
+def register_agents(app: AppConfig, agents: Mapping[str, Agent], pool: AgentPool) -> None:
     """``pool.agents`` (default: every agent and workflow) registered in ``pool`` by config name."""
     for name in app.pool.agents or list(agents):
         pool.register(_Named(name, agents[name]))
@@ -245,7 +251,7 @@ def register_agents(app: AppConfig, agents: dict[str, Any], pool: AgentPool) -> 
 # --- the voice loop --------------------------------------------------------------------------------
 
 
-def make_voice_loop(app: AppConfig, runtime: Runtime, engines: Engines, agent: Agent) -> VoiceLoop:
+def make_voice_loop(app: AppConfig, runtime: Runtime, engines: LoadedEngines, agent: Agent) -> VoiceLoop:
     """The voice loop of ``app`` driving ``agent`` with ``engines`` on ``runtime``'s bus.
 
     Turns run in a context of the runtime: the shared blackboard and its activity registry,
@@ -285,7 +291,6 @@ def make_voice_loop(app: AppConfig, runtime: Runtime, engines: Engines, agent: A
         input_stall_s=2.0 if live_input else None,
     )
     context = runtime.pool.make_ctx(session_id=app.voice.session_id, agent_name=agent.name)
-    assert engines.vad and engines.stt and engines.tts and engines.audio_in and engines.audio_out, "make_engines first"
     return VoiceLoop(
         runtime.bus,
         engines.vad,
@@ -298,6 +303,24 @@ def make_voice_loop(app: AppConfig, runtime: Runtime, engines: Engines, agent: A
         context=context,
         name=app.name,
     )
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """An agent or engine that can pay its first-call costs ahead of the first turn."""
+
+    def warmup(self) -> object: ...
+
+
+def warm_up(main: Agent, engines: LoadedEngines, step: Steps) -> None:
+    """Warm the main agent's prompt cache and the engines this app loaded itself (not ones
+    passed in, e.g. scripted): the first turn should not pay first-call allocations (~0.5 s
+    for Whisper on 2 cores)."""
+    if isinstance(main, WarmsUp):
+        step("prompt cache", main.warmup)
+    for engine in engines.loaded:
+        if isinstance(engine, WarmsUp):
+            step(f"warm up {type(engine).__name__}", engine.warmup)
 
 
 # --- background agents ---------------------------------------------------------------------------
@@ -370,37 +393,44 @@ def start_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any], p
 
 def make_bridges(
     cfg: BridgesConfig,
-    bus: EventBus,
-    blackboard: Blackboard,
+    runtime: Runtime,
     *,
     on_text: Callable[[str], object] | None = None,
     on_say: Callable[[str], object] | None = None,
-    skills: Iterable[Any] = (),
-    executor: Any = None,
-    ctx: AgentContext | None = None,
+    main: Agent | None = None,
+    main_name: str = "",
 ) -> list[tuple[str, Bridge]]:
-    """The enabled bridges, built but not started (``App.start`` starts them).
+    """The enabled bridges on ``runtime``'s bus and blackboard, built but not started
+    (``App.start`` starts them).
 
     ROS bridges get the text handlers (a user turn; words to speak as they are), the main
-    agent's skills with its executor (so a safety stop on the bus cancels goals that ROS
-    clients started, like the agent's own) and a context on the runtime's bus and blackboard.
+    agent's skills with its executor when it is an LLMAgent with skills (so a safety stop on
+    the bus cancels goals that ROS clients started, like the agent's own) and a context on
+    the runtime's bus and blackboard.
     """
+    from edgevox.agents.llm_agent import LLMAgent
+
+    bus, blackboard = runtime.bus, runtime.blackboard
+    ctx = runtime.pool.make_ctx(agent_name=main_name)
+    skills = list(main.skills.values()) if isinstance(main, LLMAgent) else []
+    executor = main.executor if isinstance(main, LLMAgent) and skills else None
     out: list[tuple[str, Bridge]] = []
     if cfg.zenoh.enabled:
         from edgevox.integrations.zenoh_bridge import ZenohBridge
 
         out.append(("zenoh", ZenohBridge(bus, cfg.zenoh, blackboard=blackboard)))
-    ros = {"on_text": on_text, "on_say": on_say, "skills": list(skills), "executor": executor, "ctx": ctx}
     if cfg.ros2.enabled:
         from edgevox.integrations.ros2 import Ros2Bridge
 
-        out.append(("ros2", Ros2Bridge(bus, cfg.ros2, **ros)))
+        ros2 = Ros2Bridge(bus, cfg.ros2, on_text=on_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
+        out.append(("ros2", ros2))
     if cfg.ros1.enabled:
         try:
             from edgevox.integrations.ros1 import Ros1Bridge
         except ModuleNotFoundError as exc:
             raise ConfigError(f"bridges.ros1.enabled: the ROS 1 bridge is not available here: {exc}") from None
-        out.append(("ros1", Ros1Bridge(bus, cfg.ros1, **ros)))
+        ros1 = Ros1Bridge(bus, cfg.ros1, on_text=on_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
+        out.append(("ros1", ros1))
     return out
 
 

@@ -181,10 +181,12 @@ def make_vad(cfg: VADConfig, sample_rate_hz: int) -> VAD:
 
 def make_audio_in(
     cfg: AudioInputConfig, sample_rate_hz: int, *, on_event: Callable[[str], None] | None = None
-) -> AudioIn | None:
-    """The microphone or WAV reader; None for typed input."""
+) -> AudioIn:
+    """The microphone or WAV reader; for typed input, a :class:`~edgevox.engines.null.NoAudioIn`."""
     if cfg.source == "text":
-        return None
+        from edgevox.engines.null import NoAudioIn
+
+        return NoAudioIn(sample_rate_hz)
     if cfg.source == "file":
         from pathlib import Path
 
@@ -206,10 +208,13 @@ def make_audio_in(
     )
 
 
-def make_audio_out(cfg: AudioOutputConfig, sample_rate_hz: int, *, realtime_file: bool = False) -> AudioOut | None:
-    """The speaker or WAV writer at the TTS rate; None when there is no audio output."""
+def make_audio_out(cfg: AudioOutputConfig, sample_rate_hz: int, *, realtime_file: bool = False) -> AudioOut:
+    """The speaker or WAV writer at the TTS rate; without audio output, a
+    :class:`~edgevox.engines.audio_wav.NullOut` (discards the samples)."""
     if cfg.sink == "none":
-        return None
+        from edgevox.engines.audio_wav import NullOut
+
+        return NullOut(sample_rate_hz=sample_rate_hz)
     if cfg.sink == "file":
         from edgevox.engines.audio_wav import WavFileOut
 
@@ -258,19 +263,30 @@ class Engines:
     vad: VAD | None = None
     audio_in: AudioIn | None = None
     audio_out: AudioOut | None = None
+
+
+@dataclass
+class LoadedEngines:
+    """Every engine of an application, built or given (what :func:`make_engines` returns)."""
+
+    stt: STT
+    llm: LLM
+    tts: TTS
+    vad: VAD
+    audio_in: AudioIn
+    audio_out: AudioOut
     loaded: list[STT | TTS] = field(default_factory=list)
-    """Filled by :func:`make_engines`: the engines it loaded itself (and so warms up)."""
+    """The engines :func:`make_engines` loaded itself (not given ones), so the app warms them up."""
 
 
-def make_engines(config: AppConfig, given: Engines | None = None, *, step: Steps | None = None) -> Engines:
+def make_engines(config: AppConfig, given: Engines | None = None, *, step: Steps | None = None) -> LoadedEngines:
     """Every engine ``config`` needs, loaded (seconds), except those ``given``.
 
     Typed input gets :class:`~edgevox.engines.null.NoSTT` and
     :class:`~edgevox.engines.null.NoAudioIn`; no audio output gets
     :class:`~edgevox.engines.null.NoTTS` and a :class:`~edgevox.engines.audio_wav.NullOut`.
     """
-    from edgevox.engines.audio_wav import NullOut
-    from edgevox.engines.null import NoAudioIn, NoSTT, NoTTS
+    from edgevox.engines.null import NoSTT, NoTTS
 
     given = given or Engines()
     step = step or Steps(None)
@@ -284,11 +300,7 @@ def make_engines(config: AppConfig, given: Engines | None = None, *, step: Steps
         stt = given.stt or step(f"STT {config.stt.model}", lambda: make_stt(config.stt))
     vad = given.vad or step("VAD", lambda: make_vad(config.vad, rate))
     tts: TTS = given.tts or (NoTTS() if no_out else step(f"TTS {config.tts.voice}", lambda: make_tts(config.tts)))
-    audio_in = given.audio_in or (NoAudioIn(rate) if text_in else make_audio_in(config.audio.input, rate))
-    audio_out = given.audio_out or (
-        NullOut(sample_rate_hz=tts.sample_rate_hz)
-        if no_out
-        else make_audio_out(config.audio.output, tts.sample_rate_hz)
-    )
+    audio_in = given.audio_in or make_audio_in(config.audio.input, rate)
+    audio_out = given.audio_out or make_audio_out(config.audio.output, tts.sample_rate_hz)
     loaded = [e for e, g in ((stt, given.stt), (tts, given.tts)) if g is None]
-    return Engines(stt=stt, llm=llm, tts=tts, vad=vad, audio_in=audio_in, audio_out=audio_out, loaded=loaded)
+    return LoadedEngines(stt=stt, llm=llm, tts=tts, vad=vad, audio_in=audio_in, audio_out=audio_out, loaded=loaded)

@@ -14,18 +14,22 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from edgevox.errors import ConfigError
 from edgevox.orchestration.config import OrchestrationConfig
 
 if TYPE_CHECKING:
+    from edgevox.agents.base import Agent
     from edgevox.orchestration.coordinator import Coordinator
-    from edgevox.orchestration.delivery import DeliveryItem, DeliveryWorker, VoiceActivityState
+    from edgevox.orchestration.delivery import DeliveryStrategy, DeliveryWorker, Sink, VoiceActivityState
+    from edgevox.runtime.blackboard import Blackboard
+    from edgevox.runtime.bus import EventBus
+    from edgevox.runtime.events import Event
     from edgevox.runtime.runtime import Runtime
 
 
-def _agent(agents: Mapping[str, Any], name: str, where: str) -> Any:
+def _agent(agents: Mapping[str, Agent], name: str, where: str) -> Agent:
     if name in agents:
         return agents[name]
     close = difflib.get_close_matches(name, list(agents), n=1)
@@ -33,7 +37,9 @@ def _agent(agents: Mapping[str, Any], name: str, where: str) -> Any:
     raise ConfigError(f"orchestration.{where}: no agent named {name!r}{hint} (defined: {', '.join(agents) or 'none'})")
 
 
-def build_strategy(config: OrchestrationConfig, name: str, agents: Mapping[str, Any], *, delivery: Any = None) -> Any:
+def build_strategy(
+    config: OrchestrationConfig, name: str, agents: Mapping[str, Agent], *, delivery: DeliveryStrategy | None = None
+) -> Agent | None:
     """Build the strategy ``name`` from its section (None for single/conversation)."""
     from edgevox.orchestration.strategies import Loop, Pipeline, Supervisor, Swarm
 
@@ -76,7 +82,13 @@ def build_strategy(config: OrchestrationConfig, name: str, agents: Mapping[str, 
     return None
 
 
-def build_delivery(config: OrchestrationConfig, *, sink: Any = None, voice: Any = None, publish: Any = None) -> Any:
+def build_delivery(
+    config: OrchestrationConfig,
+    *,
+    sink: Sink | None = None,
+    voice: VoiceActivityState | None = None,
+    publish: Callable[[Event], object] | None = None,
+) -> DeliveryStrategy:
     from edgevox.orchestration.delivery import Immediate, Queued, WaitForIdle
 
     d = config.delivery
@@ -88,14 +100,14 @@ def build_delivery(config: OrchestrationConfig, *, sink: Any = None, voice: Any 
 
 
 def build_orchestration(
-    config: OrchestrationConfig | Mapping[str, Any],
-    agents: Mapping[str, Any],
+    config: OrchestrationConfig | Mapping[str, object],
+    agents: Mapping[str, Agent],
     *,
     main_agent: str | None = None,
-    bus: Any = None,
-    blackboard: Any = None,
-    sink: Any = None,
-    voice: Any = None,
+    bus: EventBus | None = None,
+    blackboard: Blackboard | None = None,
+    sink: Sink | None = None,
+    voice: VoiceActivityState | None = None,
 ) -> Coordinator:
     """A :class:`Coordinator` for ``config`` over ``agents`` (``{name: agent}``).
 
@@ -175,11 +187,11 @@ def wants_orchestration(config: OrchestrationConfig) -> bool:
 
 def make_orchestration(
     config: OrchestrationConfig,
-    agents: Mapping[str, Any],
+    agents: Mapping[str, Agent],
     *,
     main_agent: str,
     runtime: Runtime,
-    speak: Callable[[list[DeliveryItem]], None],
+    speak: Sink,
 ) -> OrchestrationParts:
     """The coordinator over ``agents`` on ``runtime``'s bus and blackboard; delivered results go
     to ``speak(items)``."""
@@ -195,4 +207,5 @@ def make_orchestration(
         sink=speak,
         voice=voice_activity,
     )
+    assert coordinator.delivery is not None  # build_orchestration always gives it one
     return OrchestrationParts(coordinator, DeliveryWorker(coordinator.delivery, voice=voice_activity), voice_activity)

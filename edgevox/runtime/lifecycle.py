@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from edgevox.errors import EdgeVoxError, LifecycleError
 
@@ -182,6 +182,14 @@ class Component(Protocol):
     def start(self) -> object: ...
 
     def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport: ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """Something that owns worker threads but no lifecycle of its own (an LLM agent's skill
+    workers): ``close(timeout_s)`` ends them and returns False if one was still running."""
+
+    def close(self, timeout_s: float) -> object: ...
 
 
 def stop_timeout(timeout_s: float | None, timeout: float | None, default: float) -> float:

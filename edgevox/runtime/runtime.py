@@ -37,7 +37,7 @@ from typing import Any
 from edgevox.runtime.activities import SAFETY_STOP_REASON, ActivityRegistry, CancelReport
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
-from edgevox.runtime.events import ErrorEvent, ShutdownEvent, StopEvent
+from edgevox.runtime.events import ErrorEvent, Event, ShutdownEvent, StopEvent
 from edgevox.runtime.lifecycle import Lifecycle, SharedStop, StopReport, stop_timeout
 from edgevox.runtime.limits import wait_s
 from edgevox.runtime.pool import AgentPool
@@ -121,7 +121,7 @@ class Runtime:
         grace_s = wait_s("grace_s", grace_s, owner=f"Runtime {self.name!r}.safety_stop")
         return self.activities.cancel_all(reason, grace_s=grace_s)
 
-    def _on_stop_event(self, event: StopEvent) -> None:
+    def _on_stop_event(self, event: Event) -> None:
         self.activities.cancel_all(SAFETY_STOP_REASON, grace_s=0.0)
 
     @property

@@ -30,7 +30,7 @@ class DefaultEngines:
 
 def load_default_engines(
     *,
-    frame_ms: int = 20,
+    frame_ms: Literal[10, 20, 30] = 20,
     cpu_threads: int = 2,
     llm_threads: int | Literal["auto"] = "auto",
     vad_aggressiveness: int = 2,
