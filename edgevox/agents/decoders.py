@@ -28,6 +28,12 @@ guesses ("my room" -> "living room"), and a guess that moves a robot is a false 
 Only the first hop (the user's request) is decided from the user's words; after a
 tool ran, :class:`SchemaFirstDecoder` answers in words unless ``chain_calls`` is set
 (then its fallback decides), because re-reading the same request would repeat the call.
+
+Why one module of ~570 lines: the four decoders are one concept (a decision) and share
+the request/decision types, the prompt helpers (the tool menu, the first-token choice,
+literal options) and the clarification store that makes a decision's question answerable.
+Split candidates if it grows: :class:`Clarifications` (its own state and TTL) and the two
+single-decode baselines (:class:`GrammarDecoder`, :class:`FreeTextDecoder`).
 """
 
 from __future__ import annotations
@@ -81,6 +87,8 @@ class DecisionRequest:
 class Decision:
     call: ToolCall | None
     """The tool to call, or None to answer in words."""
+    more: tuple[ToolCall, ...] = ()
+    """Further calls the model asked for in the same message, run in order after ``call``."""
     reply: str | None = None
     """The reply text, if the decoder already produced it (else the agent generates it)."""
     decided_by: str = "llm"
@@ -467,8 +475,8 @@ class SchemaFirstDecoder:
         filled in (the user never said it) is proposed with "Did you mean ...?"; an optional
         one is dropped (its declared default applies).
         """
-        call = decision.call
-        assert call is not None
+        assert decision.call is not None
+        call: ToolCall = decision.call
         tool = next((t for t in resolver.tools if t.name == call.name), None)
         if tool is None:
             return decision
@@ -511,15 +519,15 @@ class GrammarDecoder:
 
     def decide(self, request: DecisionRequest) -> Decision:
         system = (
-            f"{request.instructions}\nTo act, answer with JSON "
+            "To act, answer with JSON "
             '{"name": <tool>, "arguments": {...}}; otherwise {"reply": <words>}. Tools:\n'
             f"{_tool_lines(request.tools)}"
-        ).strip()
-        messages = [{"role": "system", "content": system}, *request.messages[1:]]
+        )
+        messages = _with_system(request, system)
         raw = request.generate(messages, grammar=tool_call_grammar(request.tools), max_tokens=self.max_tokens)
         calls = parse_tool_calls(raw, request.tools)
         if calls:
-            return Decision(calls[0], raw=raw)
+            return Decision(calls[0], more=tuple(calls[1:]), raw=raw)
         return Decision(None, reply=parse_reply(raw), raw=raw)
 
 
@@ -532,16 +540,31 @@ class FreeTextDecoder:
     def decide(self, request: DecisionRequest) -> Decision:
         specs = "\n".join(json.dumps(t.spec()) for t in request.tools)
         system = (
-            f"{request.instructions}\nYou can call these tools:\n{specs}\n"
+            f"You can call these tools:\n{specs}\n"
             'To call one, answer only <tool_call>{"name": <tool>, "arguments": {...}}</tool_call>. '
             "Otherwise answer in words."
-        ).strip()
-        messages = [{"role": "system", "content": system}, *request.messages[1:]]
+        )
+        messages = _with_system(request, system)
         raw = request.generate(messages, max_tokens=self.max_tokens)
         calls = parse_tool_calls(raw, request.tools)
         if calls:
-            return Decision(calls[0], raw=raw)
+            return Decision(calls[0], more=tuple(calls[1:]), raw=raw)
         if looks_like_call(raw, request.tools):
             # A call that did not parse (cut off, garbled): never speak it, never guess it; ask.
             return Decision(None, reply=GARBLED_CALL_REPLY, raw=raw, details={"unparsed_call": raw[:200]})
         return Decision(None, reply=raw.strip(), raw=raw)
+
+
+def _with_system(request: DecisionRequest, tool_text: str) -> list[dict[str, Any]]:
+    """The conversation with ``tool_text`` added to its system prompt.
+
+    The agent's own system message (its instructions, and a handoff's "Context from the
+    previous agent") is kept and extended; without one (``instructions=""``) a system
+    message is added. Rejected: dropping ``messages[0]`` as if it were always the system
+    prompt - without instructions that was the user's request."""
+    messages = [dict(m) for m in request.messages] or [_user(request.text)]
+    if messages[0].get("role") == "system":
+        base = str(messages.pop(0).get("content", ""))
+    else:
+        base = request.instructions
+    return [{"role": "system", "content": f"{base}\n{tool_text}".strip()}, *messages]

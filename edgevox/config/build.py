@@ -117,7 +117,7 @@ def resolve_tools(refs: Iterable[str], *, where: str) -> list[Any]:
 
 
 def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others: dict[str, Any] | None = None) -> Any:
-    """One agent: from its factory, as an LLMAgent with tools, or a plain chat agent."""
+    """One agent: from its factory, or an LLMAgent (without tools and handoffs, the plain chat agent)."""
     where = f"agents.{name}"
     max_tokens = cfg.max_tokens or app.llm.max_tokens
     temperature = app.llm.temperature if cfg.temperature is None else cfg.temperature
@@ -132,16 +132,12 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
         _set_speak_tool_results(agent, cfg, where)
         return agent
     tools = resolve_tools(cfg.tools, where=f"{where}.tools") + resolve_tools(cfg.skills, where=f"{where}.skills")
-    if not tools and not cfg.handoffs:
-        from edgevox.voice.chat_agent import ChatAgent
-
-        return ChatAgent(llm, cfg.instructions, name=name, max_tokens=max_tokens, temperature=temperature)
     try:
         from edgevox.agents.base import AgentRef
         from edgevox.agents.llm_agent import LLMAgent
     except ModuleNotFoundError as exc:
         raise ConfigError(
-            f"{where}: tools and handoffs need edgevox.agents.llm_agent, which is missing: {exc}"
+            f"{where}: agents need edgevox.agents.llm_agent, which is missing: {exc}"
         ) from None
     # A target not built yet is the back edge of a handoff cycle: looked up by name when it runs.
     known = others if others is not None else {}
@@ -157,6 +153,8 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
         # embedded 135M model, a reply written after a tool call is often unrelated to its result.
         speak_tool_results=True if cfg.speak_tool_results is None else cfg.speak_tool_results,
         tool_timeout_s=app.safety.tool_timeout_s,
+        reply_max_tokens=max_tokens,
+        temperature=temperature,
     )
 
 

@@ -4,7 +4,6 @@ Start with :class:`edgevox.voice.loop.VoiceLoop`; the design is in ``docs/voice.
 Heavy engines are never imported here (see :mod:`edgevox.voice.defaults`).
 """
 
-from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.latency import LatencyObserver
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
@@ -13,7 +12,6 @@ from edgevox.voice.speechtext import clean_for_speech
 from edgevox.voice.stop_phrases import StopPhraseMatcher
 
 __all__ = [
-    "ChatAgent",
     "Chunker",
     "ChunkerSettings",
     "LatencyObserver",

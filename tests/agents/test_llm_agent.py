@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from edgevox.agents.decoders import TwoStageDecoder
+from edgevox.agents.decoders import FreeTextDecoder, GrammarDecoder, TwoStageDecoder
 from edgevox.agents.events import AgentReply, ReplyDelta, ToolCallFinished, ToolCallStarted
 from edgevox.agents.llm_agent import LLMAgent
 from edgevox.agents.tools import tool
@@ -73,7 +73,7 @@ def test_llm_chosen_call_is_validated_executed_and_reported(recorded):
     moves.clear()
     # After the tool result the model is asked again (another tool, or none), then replies.
     llm = ScriptedLLM(["move", '{"distance_m": 2}', "none", "Done, I moved."])
-    agent = LLMAgent("robot", tools=[move], llm=llm, decoder=TwoStageDecoder())
+    agent = LLMAgent("robot", "", tools=[move], llm=llm, decoder=TwoStageDecoder())  # no system prompt
     result = agent.run("please go ahead a bit", AgentContext(bus=bus))
     assert moves == [2]
     assert result.first_call.name == "move" and result.tool_calls[0].ok
@@ -276,7 +276,91 @@ def test_non_utf8_input_is_cleaned_before_the_model_or_the_history_see_it():
     ],
 )
 def test_a_reply_after_a_tool_call_in_any_call_format_is_replaced_by_the_tool_result(emitted):
-    from edgevox.agents.llm_agent import _looks_like_machine_text
+    from edgevox.agents.tool_calls import looks_like_machine_text as _looks_like_machine_text
 
     assert _looks_like_machine_text(emitted)
     assert not _looks_like_machine_text("I moved two meters forward.")
+
+
+# --- decoders that build their own system prompt keep the conversation ------------------------
+
+
+@pytest.mark.parametrize("decoder", [GrammarDecoder(), FreeTextDecoder()], ids=["grammar", "free_text"])
+def test_without_instructions_the_model_still_sees_the_users_request(decoder):
+    llm = ScriptedLLM(['{"reply": "Sure."}', "Sure."])
+    agent = LLMAgent("robot", "", tools=[move], llm=llm, decoder=decoder)
+    agent.run("please go ahead a bit")
+    messages = llm.calls[0].messages
+    assert messages[0]["role"] == "system" and "move" in messages[0]["content"]
+    assert messages[-1] == {"role": "user", "content": "please go ahead a bit"}
+
+
+@pytest.mark.parametrize("decoder", [GrammarDecoder(), FreeTextDecoder()], ids=["grammar", "free_text"])
+def test_a_handoff_target_with_its_own_decoder_sees_the_previous_agents_context(decoder):
+    target_llm = ScriptedLLM(['{"reply": "Boil it."}', "Boil it."])
+    expert = LLMAgent("kitchen", "You cook.", tools=[move], llm=target_llm, decoder=decoder)
+    front = LLMAgent(
+        "front", handoffs=[expert], llm=ScriptedLLM(["handoff_to_kitchen", "{}"]), decoder=TwoStageDecoder()
+    )
+    result = front.run("how do I cook pasta?")
+    assert result.handoff == "kitchen"
+    system = target_llm.calls[0].messages[0]
+    assert system["role"] == "system" and system["content"].startswith("You cook.\nContext from the previous agent:")
+    assert "user now asks: how do I cook pasta?" in system["content"]
+
+
+# --- several tool calls in one message ----------------------------------------------------------
+
+
+def test_every_call_of_a_multi_call_message_runs_in_order():
+    moves.clear()
+    both = '[{"name": "move", "arguments": {"distance_m": 1}}, {"name": "move", "arguments": {"distance_m": 2}}]'
+    llm = ScriptedLLM([both])
+    agent = LLMAgent("robot", tools=[move], llm=llm, decoder=FreeTextDecoder(), speak_tool_results=True)
+    result = agent.run("go one meter then two")
+    assert moves == [1, 2]
+    assert [tr.call.arguments for tr in result.tool_calls] == [{"distance_m": 1}, {"distance_m": 2}]
+    assert result.text == "moved 1 moved 2"
+
+
+def test_calls_past_max_tool_hops_are_refused_visibly_not_dropped(recorded):
+    bus, events = recorded
+    moves.clear()
+    three = "".join(f'<tool_call>{{"name": "move", "arguments": {{"distance_m": {d}}}}}</tool_call>' for d in (1, 2, 3))
+    llm = ScriptedLLM([three, "I moved twice."])
+    agent = LLMAgent("robot", tools=[move], llm=llm, decoder=FreeTextDecoder(), max_tool_hops=2)
+    result = agent.run("go one, two and three meters", AgentContext(bus=bus))
+    assert moves == [1, 2]
+    assert [tr.ok for tr in result.tool_calls] == [True, True, False]
+    refused = result.tool_calls[2]
+    assert refused.call.arguments == {"distance_m": 3} and refused.error_kind == "not_run"
+    assert refused.error == "not run because the turn already made 2 tool calls (max_tool_hops)"
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [e.error_kind for e in finished] == ["", "", "not_run"]
+    assert "The move tool was not run because" in llm.calls[-1].messages[-1]["content"]
+    assert result.text == "I moved twice."
+
+
+# --- what the constructor accepts ----------------------------------------------------------------
+
+
+def test_tools_none_means_no_tools():
+    agent = LLMAgent("chat", tools=None, skills=None, handoffs=None, hooks=None, llm=ScriptedLLM(["Hi."]))
+    assert agent.tools == [] and agent.run("hello").text == "Hi."
+
+
+@pytest.mark.parametrize("what", ["tools", "skills", "handoffs"])
+def test_a_string_instead_of_a_list_is_refused_with_one_clear_line(what):
+    with pytest.raises(
+        TypeError, match=rf"^agent 'robot': {what} must be a list, got str 'move'; write {what}=\[...\]$"
+    ):
+        LLMAgent("robot", **{what: "move"})
+
+
+def test_deps_must_be_a_mapping():
+    with pytest.raises(TypeError, match=r"^agent 'robot': deps must be a mapping .*got list"):
+        LLMAgent("robot", deps=["camera"])
+    agent = LLMAgent("robot", deps={"camera": "cam0"}, llm=ScriptedLLM(["ok"]))
+    assert agent.run("hi").ok
+    with pytest.raises(TypeError, match=r"^agent 'robot': ctx.deps must be a mapping, got list"):
+        agent.run("hi", AgentContext(deps=["camera"]))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from edgevox.agents.llm_agent import LLMAgent
 from edgevox.config import parse_config
 from edgevox.config.build import TemplateTrigger, make_agents, make_llm, resolve_tools
 from edgevox.config.refs import import_ref
@@ -69,8 +70,9 @@ def test_an_unknown_builtin_engine_lists_the_known_ones():
 def test_agents_without_tools_are_chat_agents_with_their_instructions():
     cfg = parse_config("agents:\n  helper:\n    instructions: Be brief.\n    max_tokens: 7\n", env={})
     agents = make_agents(cfg, ScriptedLLM(default="ok"))
-    assert agents["helper"].system_prompt == "Be brief."
-    assert agents["helper"].max_tokens == 7
+    assert isinstance(agents["helper"], LLMAgent) and not agents["helper"].tools
+    assert agents["helper"].instructions == "Be brief."
+    assert agents["helper"].reply_max_tokens == 7
 
 
 def test_speak_tool_results_is_set_from_yaml_for_tool_agents_and_factory_agents():

@@ -7,11 +7,11 @@ import threading
 import numpy as np
 import pytest
 
+from edgevox.agents.llm_agent import LLMAgent
 from edgevox.errors import AudioDeviceError, LifecycleError
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import ErrorEvent, InterruptEvent, StopEvent
 from edgevox.testing import FakeAudioIn, FakeSTT, FakeTTS, FakeVAD, MemoryAudioOut, ScriptedLLM, split_tokens
-from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.chunker import ChunkerSettings
 from edgevox.voice.events import (
     AudioDevice,
@@ -40,7 +40,7 @@ def make_loop(bus, *, llm=None, stt=None, tts=None, audio_in=None, audio_out=Non
     # These scripts reason in whole sentences: no forced short first fragment unless a test asks.
     settings.setdefault("chunker", ChunkerSettings(first_fragment_max_words=0))
     llm = llm or ScriptedLLM(default=REPLY)
-    agent = agent or ChatAgent(llm)
+    agent = agent or LLMAgent("chat", llm=llm)
     loop = VoiceLoop(
         bus,
         FakeVAD(frame_ms=20),
@@ -380,7 +380,8 @@ def test_stt_is_biased_with_configured_vocabulary_tool_names_and_enum_values(bus
         """
         return direction
 
-    class ToolAgent(ChatAgent):
+    class ToolAgent:  # tools in both forms, as an agent lists them: only STT looks at them here
+        name = "tools"
         tools = (
             move_robot,
             {
@@ -398,13 +399,16 @@ def test_stt_is_biased_with_configured_vocabulary_tool_names_and_enum_values(bus
             },
         )
 
+        def stream(self, task: str, ctx: AgentContext):
+            yield "Ok."
+
     mic = FakeAudioIn()
     stt = FakeSTT(["go"])
     loop = VoiceLoop(
         bus,
         FakeVAD(frame_ms=20),
         stt,
-        ToolAgent(ScriptedLLM(default="Ok.")),
+        ToolAgent(),
         FakeTTS(),
         mic,
         MemoryAudioOut(),

@@ -11,9 +11,9 @@ import re
 import numpy as np
 import pytest
 
+from edgevox.agents.llm_agent import LLMAgent
 from edgevox.engines.audio_wav import WavFileIn, WavFileOut, read_wav
 from edgevox.runtime.bus import EventBus
-from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.events import FirstAudio, Stopped, TranscriptEvent, TurnDone
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
 
@@ -29,7 +29,7 @@ def words(text: str) -> list[str]:
 def test_real_speech_in_gives_a_transcript_and_a_spoken_reply_out(real_engines, speech_dir, tmp_path):
     bus = EventBus("models-test")
     recorder = Recorder(bus)
-    agent = ChatAgent(real_engines.llm, max_tokens=40)
+    agent = LLMAgent("chat", llm=real_engines.llm, reply_max_tokens=40)
     agent.warmup()
     mic = WavFileIn(speech_dir / "classic/goforward.wav", leading_silence_s=0.3, trailing_silence_s=1.0)
     out_path = tmp_path / "reply.wav"
@@ -60,7 +60,7 @@ def test_real_speech_in_gives_a_transcript_and_a_spoken_reply_out(real_engines, 
 def test_real_spoken_stop_command_triggers_the_safety_stop(real_engines, speech_dir, tmp_path):
     bus = EventBus("models-stop")
     recorder = Recorder(bus)
-    agent = ChatAgent(real_engines.llm, max_tokens=40)
+    agent = LLMAgent("chat", llm=real_engines.llm, reply_max_tokens=40)
     mic = WavFileIn(speech_dir / "commands/felix_stop_2.wav", leading_silence_s=0.3, trailing_silence_s=1.0)
     out = WavFileOut(tmp_path / "none.wav", sample_rate_hz=real_engines.tts.sample_rate_hz)
     loop = VoiceLoop(bus, real_engines.vad, real_engines.stt, agent, real_engines.tts, mic, out, VoiceSettings())

@@ -12,10 +12,10 @@ import re
 
 import pytest
 
+from edgevox.agents.llm_agent import LLMAgent
 from edgevox.engines.audio_wav import read_wav
 from edgevox.engines.resample import resample
 from edgevox.runtime.bus import EventBus
-from edgevox.voice.chat_agent import ChatAgent
 from edgevox.voice.events import FirstAudio, SpeechStarted, TranscriptEvent, TurnDone
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
 
@@ -40,7 +40,7 @@ def test_loop_hears_speech_from_the_sink_monitor_and_replies_to_the_sink(real_en
         user = SoundDeviceOut(device="pulse", sample_rate_hz=16000, device_rate_hz=16000)
         mic = SoundDeviceIn(device="pulse", device_rate_hz=16000)
         speaker = SoundDeviceOut(device="pulse", sample_rate_hz=real_engines.tts.sample_rate_hz, device_rate_hz=16000)
-        agent = ChatAgent(real_engines.llm, max_tokens=30)
+        agent = LLMAgent("chat", llm=real_engines.llm, reply_max_tokens=30)
         loop = VoiceLoop(
             bus, real_engines.vad, real_engines.stt, agent, real_engines.tts, mic, speaker, VoiceSettings()
         )

@@ -245,7 +245,7 @@ def test_the_chat_agent_guesses_too_and_stores_only_the_confirmed_exchange(bus, 
     llm = ScriptedLLM(default="Sure.")
     stt = FakeSTT(by_length(0.9, "tell me", "tell me a joke"))
     mic = FakeAudioIn()
-    loop, agent = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, llm=llm)  # ChatAgent
+    loop, agent = make_loop(bus, stt=stt, audio_in=mic, segmenter=SEGMENTER, llm=llm)  # LLMAgent without tools
     start(loops, loop)
     mic.feed(PAUSE)
     recorder.wait_for(SpeculativeReply, state="started")
