@@ -3,9 +3,10 @@
 :class:`LoopQueues` is handed to the capture thread (:mod:`edgevox.voice.capture`),
 the STT thread (:mod:`edgevox.voice.transcriber`), the turn thread
 (:mod:`edgevox.voice.turns`) and the :class:`~edgevox.voice.loop.VoiceLoop` itself.
-Every field below ``cond`` is read and written only while holding ``cond``
-(one lock for all of them, so "is anything pending?" is one consistent look, as
-:meth:`VoiceLoop.wait_idle` needs). Flow::
+Every field below ``cond`` is written only while holding ``cond`` (one lock for all
+of them, so "is anything pending?" is one consistent look, as :meth:`VoiceLoop.wait_idle`
+needs); the one unlocked read is ``current`` by an interrupt, which takes a snapshot
+and re-checks the turn's own state (halted, cancelled). Flow::
 
     capture --utterances / spec_job--> STT --turns--> turn thread (current)
 
