@@ -64,7 +64,7 @@ def import_rospy(config: Ros1BridgeConfig) -> tuple[Any, Any]:
             purpose="the ROS 1 bridge (apt-get install -y ros-core python3-rospy python3-rosmaster python3-std-msgs)",
         ) from exc
     finally:
-        if added:
+        if added and path:
             sys.path.remove(path)
             sys.path.append(path)  # still findable for rospy's lazy imports, after our own packages
     if not hasattr(String, "_md5sum"):

@@ -431,8 +431,8 @@ class RosBridgeCore:
             handle.cancel(reason)
         return len(handles)
 
-    def _on_stop(self, event: StopEvent) -> None:
-        if event.source != self.bridge:  # our own stop already cancelled them
+    def _on_stop(self, event: Event) -> None:
+        if isinstance(event, StopEvent) and event.source != self.bridge:  # our own stop already cancelled them
             self.cancel_goals(event.reason or "stop")
 
     @property

@@ -205,7 +205,8 @@ class ScriptedLLM:
                 self.peak_concurrency = max(self.peak_concurrency, self._active)
                 reply = self._reply(call)
             self.started.set()
-            remove = cancel.on_cancel(lambda _r: self.gate.release()) if (cancel and self.gate) else None
+            gate = self.gate
+            remove = cancel.on_cancel(lambda _r: gate.release()) if (cancel and gate) else None
             try:
                 for stop_text in call.stop:
                     if stop_text and stop_text in reply:
