@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from edgevox.cli.eval_cmd import load_manifest, register_evaluation
+from edgevox.engines.stt_faster_whisper import SAMPLE_RATE_HZ
+from edgevox.engines.vad_webrtc import DEFAULT_FRAME_MS
 from edgevox.voice.endpoint import Ending, classify_ending
 from edgevox.voice.latency import percentile
 from edgevox.voice.segmenter import SegmentEnd, Segmenter, SegmenterSettings, SegmentPause
@@ -55,8 +57,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "speech" / "MANIFEST.tsv"
 NO_SPEECH_CATEGORIES = ("negative_no_speech", "noise_only")
-RATE_HZ = 16000
-FRAME_MS = 20
+RATE_HZ = SAMPLE_RATE_HZ
+"""The speech pipeline's default rate (``audio.sample_rate_hz``)."""
+FRAME_MS = DEFAULT_FRAME_MS
+"""The default VAD frame (``vad.frame_ms``)."""
 
 SETTINGS: dict[str, SegmenterSettings] = {
     "fixed 300": SegmenterSettings(frame_ms=FRAME_MS, end_silence_ms=300),
