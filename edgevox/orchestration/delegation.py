@@ -1,5 +1,7 @@
 """Delegation: an agent asks other agents to do part of its work.
 
+(Just over 400 lines: the registry and the delegator it records are one concept.)
+
 :class:`Delegator` runs a named agent on a sub-task in a child context one level
 deeper (``ctx.depth + 1``). Chains are bounded: past ``max_depth`` (default 5) the
 delegating agent receives, as its tool result::

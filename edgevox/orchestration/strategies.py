@@ -1,5 +1,8 @@
 """Orchestration strategies: several agents answering as one.
 
+(About 480 lines on purpose: the four strategies are short variations on one base and read
+best side by side; each is under 150 lines.)
+
 Every strategy is an :class:`Orchestration`, a :class:`~edgevox.orchestration.workflows.Workflow`
 with a timeout and a session store: it satisfies the one agent contract (``name``,
 ``stream``, ``run``) and can be used wherever an agent can (the voice loop, a
