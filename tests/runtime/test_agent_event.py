@@ -202,3 +202,12 @@ def test_stop_takes_edgevox_timeout_on_background_agents_and_the_runtime(bus):
 
     rt = Runtime("r").start()
     assert rt.stop(timeout=2.0)
+
+
+def test_a_config_task_template_reads_an_ad_hoc_payload():
+    """``background_agents[].trigger.task`` (docs/migrating.md): ``{payload[...]}`` placeholders."""
+    from edgevox.config.build import TemplateTrigger
+
+    trigger = TemplateTrigger("Investigate {payload[sensor]} at level {payload[level]}")
+    assert trigger(AgentEvent("sensor_alert", {"sensor": "bumper", "level": 3})) == "Investigate bumper at level 3"
+    assert trigger(AgentEvent("sensor_alert")) is None and trigger.missing == 1  # a missing key: not half-filled
