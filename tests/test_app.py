@@ -87,7 +87,7 @@ pool: {agents: [helper], max_concurrency: 1}
     running(app)
     assert app.bus is app.runtime.bus and app.blackboard is app.runtime.blackboard
     assert app.pool.names() == ["helper"] and app.pool.max_concurrency == 1
-    assert app.pool.run("helper", "hi") == "pool answer"
+    assert app.pool.run("helper", "hi").text == "pool answer"  # the one AgentResult (the chat agent is an LLMAgent)
 
 
 def test_a_configured_background_agent_runs_supervised_on_matching_events(running):
