@@ -26,7 +26,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from edgevox.errors import LifecycleError
 from edgevox.runtime.guard import must_propagate
@@ -44,7 +44,7 @@ class TimerHandle:
 
     __slots__ = ("deadline", "callback", "cancelled")
 
-    def __init__(self, deadline: float, callback: Callable[[], Any]) -> None:
+    def __init__(self, deadline: float, callback: Callable[[], object]) -> None:
         self.deadline = deadline
         self.callback = callback
         self.cancelled = False
@@ -76,12 +76,12 @@ class TimerWheel:
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def call_later(self, delay_s: float, callback: Callable[[], Any]) -> TimerHandle:
+    def call_later(self, delay_s: float, callback: Callable[[], object]) -> TimerHandle:
         """Run ``callback()`` on the timer thread ``delay_s`` seconds from now."""
         delay_s = duration("delay_s", delay_s, owner=f"TimerWheel {self.name!r}.call_later")
         return self.call_at(self.clock() + delay_s, callback)
 
-    def call_at(self, deadline: float, callback: Callable[[], Any]) -> TimerHandle:
+    def call_at(self, deadline: float, callback: Callable[[], object]) -> TimerHandle:
         """Run ``callback()`` on the timer thread at ``deadline`` (clock seconds)."""
         if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not math.isfinite(deadline):
             raise ValueError(f"TimerWheel {self.name!r}.call_at: deadline = {deadline!r}: must be a finite clock time")
