@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Generic, Literal, TypeVar
 
 from edgevox.runtime.events import Event
 from edgevox.runtime.limits import duration
@@ -44,13 +44,16 @@ from edgevox.runtime.limits import duration
 Edge = Literal["leading", "trailing", "both"]
 EDGES = ("leading", "trailing", "both")
 
+T = TypeVar("T")
+"""The task a trigger makes of an event (``None`` = no task)."""
 
-class DebouncedTrigger:
+
+class DebouncedTrigger(Generic[T]):
     """A callable trigger with a held (trailing) task. Thread-safe."""
 
     def __init__(
         self,
-        trigger: Callable[[Event], Any],
+        trigger: Callable[[Event], T | None],
         interval_s: float,
         *,
         edge: Edge = "leading",
@@ -72,12 +75,12 @@ class DebouncedTrigger:
         """Tasks dropped (leading) or replaced by a newer held task (trailing/both)."""
         self._lock = threading.Lock()
         self._last_fire: float | None = None
-        self._held: Any = None
+        self._held: T | None = None
         self._has_held = False
         self._held_since = 0.0
         self._last_task_at = 0.0
 
-    def __call__(self, event: Event) -> Any:
+    def __call__(self, event: Event) -> T | None:
         task = self.trigger(event)
         if task is None:
             return None
@@ -113,7 +116,7 @@ class DebouncedTrigger:
                 return None
             return max(0.0, self._due_at() - self.clock())
 
-    def poll(self) -> Any:
+    def poll(self) -> T | None:
         """The held task if its time has come (it is then fired), else None."""
         with self._lock:
             if not self._has_held:
@@ -125,7 +128,7 @@ class DebouncedTrigger:
             self._clear_held()
             return self._fire(task, now)
 
-    def _fire(self, task: Any, now: float) -> Any:
+    def _fire(self, task: T | None, now: float) -> T | None:
         self._last_fire = now
         self.fired += 1
         return task
@@ -138,13 +141,13 @@ class DebouncedTrigger:
 
 
 def debounce_trigger(
-    trigger: Callable[[Event], Any],
+    trigger: Callable[[Event], T | None],
     interval_s: float,
     *,
     edge: Edge = "leading",
     max_wait_s: float | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> DebouncedTrigger:
+) -> DebouncedTrigger[T]:
     """Wrap ``trigger`` so tasks fire at most once per ``interval_s``; see the module docstring
     for exactly what each ``edge`` does."""
     return DebouncedTrigger(trigger, interval_s, edge=edge, max_wait_s=max_wait_s, clock=clock)
