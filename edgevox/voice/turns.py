@@ -5,9 +5,9 @@ text deltas (``agent.stream(task, ctx)``: an :class:`~edgevox.agents.base.AgentS
 read through ``text_deltas()``) are published as ``Token`` events, cut into chunks by the
 :class:`~edgevox.voice.chunker.Chunker` and handed to the
 :class:`~edgevox.voice.speaker.Speaker`; the turn ends when its audio has played (or it
-is cancelled). An agent whose ``stream`` yields plain text deltas instead of an
-``AgentStream`` (a test fake) is read as it is. A turn whose ``AgentStream`` ends without a word
-and with ``ok=False`` ends as an error naming why (``TurnDone(status="error")``).
+is cancelled). A turn whose ``AgentStream`` ends without a word and with ``ok=False`` ends
+as an error naming why (``TurnDone(status="error")``). An announcement (``VoiceLoop.say``)
+runs no agent: its text is spoken as one delta.
 A speculative turn's events and audio are held by its
 :class:`~edgevox.runtime.speculation.Speculation` until the endpoint commits it.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Protocol, runtime_checkable
 
@@ -42,7 +42,7 @@ from edgevox.runtime.events import InterruptEvent, StopEvent
 from edgevox.voice.chunker import Chunker, ChunkerSettings
 from edgevox.voice.events import Chunk, Interrupted, Stopped, Token, TurnDone, TurnStarted
 from edgevox.voice.queues import CurrentTurn, LoopQueues, TurnRequest
-from edgevox.voice.speaker import Closeable, Speaker, TurnAudio
+from edgevox.voice.speaker import Speaker, TurnAudio
 from edgevox.voice.speechtext import clean_for_speech
 
 STOP_REASON = SAFETY_STOP_REASON
@@ -132,10 +132,8 @@ class Turns:
         error = ""
         index = 0
         try:
-            stream: Iterable[str] | AgentStream = (
-                iter((request.text,)) if request.say else self.agent.stream(request.text, ctx)
-            )
-            deltas: Iterator[str] = iter(stream.text_deltas() if isinstance(stream, AgentStream) else stream)
+            stream = None if request.say else self.agent.stream(request.text, ctx)
+            deltas: Iterator[str] = iter((request.text,)) if stream is None else stream.text_deltas()
             try:
                 for delta in deltas:
                     if token.cancelled:
@@ -151,14 +149,14 @@ class Turns:
                         # synthesizing with little audio buffered (see edgevox.voice.loop).
                         self.speaker.yield_to_tts(audio, self.tts_priority_ms)
                 else:
-                    if isinstance(stream, AgentStream):
+                    if stream is not None:
                         _raise_if_failed_silently(stream, parts)
                 if not token.cancelled:
                     for piece in chunker.flush():
                         index = self._emit_chunk(request, audio, index, piece)
             finally:
-                if isinstance(stream, Closeable):
-                    stream.close()
+                if stream is not None:
+                    stream.close()  # stops the run at its next step when the turn was cut
             if request.speculation is not None:
                 request.speculation.confirmed()  # a guess: wait for the endpoint to commit or drop it
             if not token.cancelled:

@@ -29,7 +29,7 @@ from edgevox.voice.events import (
 )
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
 
-from .voice_helpers import silence, tone
+from .voice_helpers import TextAgent, silence, tone
 
 FIRST = "Hello there, nice to meet you."
 SECOND = "I can move forward and turn left."
@@ -271,10 +271,10 @@ def test_spoken_stop_cancels_a_running_skill_while_the_turn_is_busy(bus, recorde
     skill_started = threading.Event()
     skill_cancelled = threading.Event()
 
-    class SkillAgent:
+    class SkillAgent(TextAgent):
         tools = ()
 
-        def stream(self, task: str, ctx: AgentContext):
+        def reply(self, task: str, ctx: AgentContext):
             yield "Moving forward."
             skill_ctx = ctx.child(agent_name="drive")
             skill_started.set()
@@ -380,7 +380,7 @@ def test_stt_is_biased_with_configured_vocabulary_tool_names_and_enum_values(bus
         """
         return direction
 
-    class ToolAgent:  # tools in both forms, as an agent lists them: only STT looks at them here
+    class ToolAgent(TextAgent):  # tools in both forms, as an agent lists them: only STT looks at them here
         name = "tools"
         tools = (
             move_robot,
@@ -399,7 +399,7 @@ def test_stt_is_biased_with_configured_vocabulary_tool_names_and_enum_values(bus
             },
         )
 
-        def stream(self, task: str, ctx: AgentContext):
+        def reply(self, task: str, ctx: AgentContext):
             yield "Ok."
 
     mic = FakeAudioIn()
@@ -423,11 +423,11 @@ def test_stt_is_biased_with_configured_vocabulary_tool_names_and_enum_values(bus
 
 
 def test_agent_failure_ends_the_turn_with_an_error_and_the_loop_goes_on(bus, recorder, loops):
-    class Broken:
+    class Broken(TextAgent):
         def __init__(self) -> None:
             self.calls = 0
 
-        def stream(self, task, ctx):
+        def reply(self, task, ctx):
             self.calls += 1
             if self.calls == 1:
                 raise RuntimeError("model exploded")
@@ -446,8 +446,8 @@ def test_stop_reports_a_thread_that_would_not_finish(bus, recorder):
     release = threading.Event()
     entered = threading.Event()
 
-    class Stubborn:
-        def stream(self, task, ctx):
+    class Stubborn(TextAgent):
+        def reply(self, task, ctx):
             entered.set()
             release.wait(10)  # ignores its cancel token
             yield "late"

@@ -28,7 +28,7 @@ from edgevox.voice.segmenter import SegmenterSettings
 
 from .test_loop import make_loop, start
 from .test_loop_latency import RATE, SEGMENTER  # pause after 100 ms of silence, endpoint after 300 ms
-from .voice_helpers import silence, tone
+from .voice_helpers import TextAgent, silence, tone
 
 PAUSE = np.concatenate([tone(0.5), silence(0.16)])
 """Speech, then a pause past ``pause_ms`` but short of the endpoint."""
@@ -170,10 +170,10 @@ def test_echo_and_stop_phrases_are_never_guessed_on(bus, recorder, loops):
     assert loop.speculative_turns["started"] == 0 and llm.calls == []
 
 
-class PlainAgent:
+class PlainAgent(TextAgent):
     """An agent that does not declare ``supports_speculation``."""
 
-    def stream(self, task, ctx):  # noqa: ANN001, ANN201
+    def reply(self, task, ctx):  # noqa: ANN001, ANN201
         yield "Okay."
 
 

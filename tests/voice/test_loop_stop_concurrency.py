@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from .test_loop import make_loop
+from .voice_helpers import TextAgent
 
 LOOP_THREADS = {
     "edgevox-voice-capture",
@@ -19,13 +20,13 @@ LOOP_THREADS = {
 }
 
 
-class Stubborn:
+class Stubborn(TextAgent):
     """An agent whose turn ignores its cancel until released; ``cancelled`` tells when the stop began."""
 
     def __init__(self) -> None:
         self.entered, self.cancelled, self.release = threading.Event(), threading.Event(), threading.Event()
 
-    def stream(self, task, ctx):
+    def reply(self, task, ctx):
         self.entered.set()
         ctx.cancel_token.wait(10)
         self.cancelled.set()

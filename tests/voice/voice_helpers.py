@@ -1,13 +1,17 @@
-"""Helpers for the voice tests: an event recorder and synthetic signals (FakeVAD hears > 0.02 RMS)."""
+"""Helpers for the voice tests: an event recorder, fake agents written as text generators, and
+synthetic signals (FakeVAD hears > 0.02 RMS)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 
 import numpy as np
 
+from edgevox.agents.base import AgentBase, AgentResult, AgentStream, context_or_new
+from edgevox.agents.events import ReplyDelta
 from edgevox.runtime.bus import EventBus
+from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event
 
 
@@ -42,6 +46,28 @@ class Recorder:
 
     def _match(self, cls: type[Event], fields: dict[str, object]) -> bool:
         return any(isinstance(e, cls) and all(getattr(e, k) == v for k, v in fields.items()) for e in self.events)
+
+
+class TextAgent(AgentBase):
+    """A fake agent written as a generator of reply text: subclasses implement ``reply(task, ctx)``;
+    ``stream`` wraps its deltas as ``ReplyDelta`` events in an ``AgentStream`` (the one contract)."""
+
+    name = "text"
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        deltas = self.reply(task, context_or_new(ctx))
+
+        def run() -> Generator[ReplyDelta, None, AgentResult]:
+            parts: list[str] = []
+            for delta in deltas:
+                parts.append(delta)
+                yield ReplyDelta(text=delta)
+            return AgentResult(text="".join(parts), agent=self.name)
+
+        return AgentStream(run())
+
+    def reply(self, task: str, ctx: AgentContext) -> Iterator[str]:
+        raise NotImplementedError
 
 
 def tone(duration_s: float, amplitude: float = 0.3, rate_hz: int = 16000, freq_hz: float = 300.0) -> np.ndarray:
