@@ -135,3 +135,41 @@ def test_a_star_background_agent_keeps_a_sensor_alert_published_during_a_500_del
     assert agent.tasks == ["warm-up", "Investigate: {'sensor': 'bumper', 'level': 3}"]
     assert bg.dropped_events == 0  # no real event was lost: not the alert, not the AgentReply
     assert bg.dropped_stream_events == 500 - (32 - 2)  # the deltas made room for the alert and the reply
+
+
+def test_a_real_llm_agents_500_token_reply_does_not_push_an_alert_out_of_a_star_agents_mailbox(bus):
+    """The same, with the deltas published by an LLMAgent streaming a 500-word reply."""
+    from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.testing.fake_engines import ScriptedLLM
+
+    gate, deltas, busy, release = threading.Semaphore(0), threading.Condition(), threading.Event(), threading.Event()
+    count = [0]
+
+    def on_delta(_event):
+        with deltas:
+            count[0] += 1
+            deltas.notify_all()
+
+    bus.subscribe(ReplyDelta, on_delta)
+    seen = RecordingAgent("monitor", behaviour=lambda task, ctx: busy.set() or release.wait(5.0))
+    bg = BackgroundAgent(
+        agent=seen, trigger=lambda e: f"alert {e.payload['level']}" if e.kind == "sensor_alert" else None, max_queue=32
+    )
+    bg.start(AgentContext(bus=bus), bus)
+    words = " ".join(f"w{i}" for i in range(500))
+    assistant = LLMAgent("assistant", llm=ScriptedLLM([words], gate=gate), reply_max_tokens=1000)
+    result = []
+    talker = threading.Thread(target=lambda: result.append(assistant.run("talk", AgentContext(bus=bus))))
+    talker.start()
+    bus.publish(AgentEvent("sensor_alert", {"level": 1}))  # occupies the monitor while the reply streams
+    assert busy.wait(5.0)
+    gate.release(250)
+    with deltas:
+        assert deltas.wait_for(lambda: count[0] == 250, 5.0)
+    bus.publish(AgentEvent("sensor_alert", {"level": 2}))
+    gate.release(250)
+    talker.join(10.0)
+    release.set()
+    assert seen.wait_for(2) and bg.stop(5.0)
+    assert count[0] == 500 and len(result[0].text.split()) == 500
+    assert seen.tasks == ["alert 1", "alert 2"] and bg.dropped_events == 0 and bg.dropped_stream_events > 400
