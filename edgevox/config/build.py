@@ -4,25 +4,27 @@ Every config section becomes objects here, one concept per module of this packag
 
 * :mod:`edgevox.config.build_engines`: engines and audio devices (``make_llm``, ``make_stt``,
   ``make_tts``, ``make_vad``, ``make_audio_in``/``out``, the set an app needs: ``make_engines``);
-* this module: agents and workflows, background agents, the voice loop and bridges;
+* this module: agents and workflows, the pool's registrations, the voice loop, warm-up;
+* :mod:`edgevox.config.build_background`: background agents and their triggers;
+* :mod:`edgevox.config.build_bridges`: the ROS 2, ROS 1 and Zenoh bridges;
 * :mod:`edgevox.config.build_orchestration`: strategies, delivery and the coordinator.
 
 Each ``make_*`` function turns one section into the object it describes and imports the
 adapter (and so its heavy library) only when that section is used: a text config never
 imports faster-whisper, piper or sounddevice. :class:`edgevox.app.App` calls them in order
 and owns the lifecycle of what they return; ``edgevox.voice.defaults`` and the benchmarks
-build through the same functions. The engine functions are re-exported here, so
+build through the same functions. The other modules' functions are re-exported here, so
 ``from edgevox.config.build import make_llm`` names the whole wiring API.
 """
 
 from __future__ import annotations
 
-import string
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from edgevox.agents.base import Agent, AgentBase
+from edgevox.config.build_background import TemplateTrigger, make_trigger, start_background_agent
+from edgevox.config.build_bridges import check_bridges, make_bridges
 from edgevox.config.build_engines import (
     Engines,
     LoadedEngines,
@@ -42,17 +44,13 @@ from edgevox.config.refs import import_ref
 from edgevox.config.schema import (
     AgentConfig,
     AppConfig,
-    BackgroundAgentConfig,
     WorkflowConfig,
 )
 from edgevox.errors import ConfigError
 
 if TYPE_CHECKING:
     from edgevox.agents.base import AgentResult, AgentStream
-    from edgevox.integrations.config import BridgesConfig
-    from edgevox.runtime.background import BackgroundAgent
     from edgevox.runtime.context import AgentContext
-    from edgevox.runtime.lifecycle import Component as Bridge
     from edgevox.runtime.pool import AgentPool
     from edgevox.runtime.runtime import Runtime
     from edgevox.voice.loop import VoiceLoop
@@ -136,9 +134,7 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
         from edgevox.agents.base import AgentRef
         from edgevox.agents.llm_agent import LLMAgent
     except ModuleNotFoundError as exc:
-        raise ConfigError(
-            f"{where}: agents need edgevox.agents.llm_agent, which is missing: {exc}"
-        ) from None
+        raise ConfigError(f"{where}: agents need edgevox.agents.llm_agent, which is missing: {exc}") from None
     # A target not built yet is the back edge of a handoff cycle: looked up by name when it runs.
     known = others if others is not None else {}
     handoffs = [known[h] if h in known else AgentRef(h, known) for h in cfg.handoffs]
@@ -319,124 +315,3 @@ def warm_up(main: Agent, engines: LoadedEngines, step: Steps) -> None:
     for engine in engines.loaded:
         if isinstance(engine, WarmsUp):
             step(f"warm up {type(engine).__name__}", engine.warmup)
-
-
-# --- background agents ---------------------------------------------------------------------------
-
-
-@dataclass
-class TemplateTrigger:
-    """``event -> task``: fills ``{field}`` placeholders of ``template`` from the event's fields.
-
-    Fields are those of ``Event.to_dict()`` (``kind``, ``source``, ``text``...). A missing
-    field leaves the event unanswered (None) rather than running a half-filled task, and
-    is counted in ``missing``.
-    """
-
-    template: str
-    fields: tuple[str, ...] = field(init=False)
-    missing: int = 0
-
-    def __post_init__(self) -> None:
-        try:
-            self.fields = tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
-        except ValueError as exc:
-            raise ConfigError(f"trigger task template {self.template!r}: {exc}") from None
-
-    def __call__(self, event: Any) -> str | None:
-        data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
-        try:
-            return self.template.format_map(data)
-        except (KeyError, IndexError, AttributeError, ValueError, TypeError):  # a field missing or of another type
-            self.missing += 1
-            return None
-
-
-def make_trigger(cfg: BackgroundAgentConfig) -> Callable[[Any], Any]:
-    where = f"background_agents.{cfg.name}.trigger"
-    trigger: Callable[[Any], Any]
-    if cfg.trigger.function:
-        trigger = import_ref(cfg.trigger.function, where=f"{where}.function")
-        if not callable(trigger):
-            raise ConfigError(f"{where}.function: {cfg.trigger.function!r} is not callable")
-    else:
-        trigger = TemplateTrigger(cfg.trigger.task or "")
-    if cfg.trigger.debounce_s > 0:
-        from edgevox.runtime import debounce_trigger
-
-        trigger = debounce_trigger(trigger, cfg.trigger.debounce_s, edge="trailing")
-    return trigger
-
-
-def start_background_agent(cfg: BackgroundAgentConfig, agents: dict[str, Any], pool: AgentPool) -> BackgroundAgent:
-    """Add the background agent to ``pool`` (supervised by the pool's supervisor; it starts
-    with the runtime). Returns the :class:`~edgevox.runtime.BackgroundAgent`."""
-    patterns = tuple(cfg.trigger.events)
-    agent = agents[cfg.agent]
-    return pool.start_background(
-        cfg.name,
-        trigger=make_trigger(cfg),
-        subscribe_to=patterns if len(patterns) > 1 else patterns[0],
-        max_queue=cfg.max_queue,
-        overflow=cfg.overflow,
-        restart=cfg.restart,
-        max_restarts=cfg.max_restarts,
-        restart_window_s=cfg.restart_window_s,
-        factory=lambda: agent,  # the configured agent object; each incarnation gets a fresh context
-    )
-
-
-# --- bridges -------------------------------------------------------------------------------------
-
-
-def make_bridges(
-    cfg: BridgesConfig,
-    runtime: Runtime,
-    *,
-    on_text: Callable[[str], object] | None = None,
-    on_say: Callable[[str], object] | None = None,
-    main: Agent | None = None,
-    main_name: str = "",
-) -> list[tuple[str, Bridge]]:
-    """The enabled bridges on ``runtime``'s bus and blackboard, built but not started
-    (``App.start`` starts them).
-
-    ROS bridges get the text handlers (a user turn; words to speak as they are), the main
-    agent's skills with its executor when it is an LLMAgent with skills (so a safety stop on
-    the bus cancels goals that ROS clients started, like the agent's own) and a context on
-    the runtime's bus and blackboard.
-    """
-    from edgevox.agents.llm_agent import LLMAgent
-
-    bus, blackboard = runtime.bus, runtime.blackboard
-    ctx = runtime.pool.make_ctx(agent_name=main_name)
-    skills = list(main.skills.values()) if isinstance(main, LLMAgent) else []
-    executor = main.executor if isinstance(main, LLMAgent) and skills else None
-    out: list[tuple[str, Bridge]] = []
-    if cfg.zenoh.enabled:
-        from edgevox.integrations.zenoh_bridge import ZenohBridge
-
-        out.append(("zenoh", ZenohBridge(bus, cfg.zenoh, blackboard=blackboard)))
-    if cfg.ros2.enabled:
-        from edgevox.integrations.ros2 import Ros2Bridge
-
-        ros2 = Ros2Bridge(bus, cfg.ros2, on_text=on_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
-        out.append(("ros2", ros2))
-    if cfg.ros1.enabled:
-        try:
-            from edgevox.integrations.ros1 import Ros1Bridge
-        except ModuleNotFoundError as exc:
-            raise ConfigError(f"bridges.ros1.enabled: the ROS 1 bridge is not available here: {exc}") from None
-        ros1 = Ros1Bridge(bus, cfg.ros1, on_text=on_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
-        out.append(("ros1", ros1))
-    return out
-
-
-def check_bridges(cfg: BridgesConfig) -> list[tuple[str, str, str]]:
-    """``(bridge, status, detail)`` for ``edgevox check``: ``off`` for a disabled bridge, else
-    ``ok``/``fail`` from :func:`edgevox.integrations.check_bridges` (which really opens a Zenoh
-    session, initialises a private rclpy context, or asks the ROS 1 master)."""
-    from edgevox.integrations import check_bridges as check_enabled
-
-    results = {name: ("ok" if ok else "fail", detail) for name, ok, detail in check_enabled(cfg)}
-    return [(name, *results.get(name, ("off", "disabled"))) for name in ("zenoh", "ros2", "ros1")]
