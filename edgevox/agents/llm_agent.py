@@ -40,7 +40,7 @@ import threading
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
-from edgevox.agents.base import AgentResult, AgentStream
+from edgevox.agents.base import AgentBase, AgentResult, AgentStream
 from edgevox.agents.decoders import (
     DECLINED_REPLY,
     Clarifications,
@@ -70,7 +70,7 @@ DEFAULT_MAX_TURNS = 8
 """Exchanges an agent's own memory keeps (then halved in one block; see ``memory.py``)."""
 
 
-class LLMAgent:
+class LLMAgent(AgentBase):
     """An agent over an :class:`~edgevox.engines.base.LLM`; with no tools, a chat agent.
 
     Args:
@@ -148,9 +148,6 @@ class LLMAgent:
         self._by_name = {t.name: t for t in self.tools}
 
     # -- public --------------------------------------------------------------------------
-
-    def run(self, task: str, ctx: AgentContext | None = None) -> AgentResult:
-        return self.stream(task, ctx).result()
 
     def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
         return AgentStream(self._run(task, ctx or AgentContext()))
