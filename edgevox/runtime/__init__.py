@@ -6,7 +6,7 @@ Importing this package is light (standard library only).
 
 from edgevox.runtime.background import EXIT, AgentState, BackgroundAgent
 from edgevox.runtime.blackboard import Blackboard, Request, Watch
-from edgevox.runtime.bus import EventBus, Mailbox, Subscription
+from edgevox.runtime.bus import EventBus, Subscription
 from edgevox.runtime.context import AgentContext, CancelToken
 from edgevox.runtime.debounce import DebouncedTrigger, debounce_trigger
 from edgevox.runtime.events import (
@@ -20,6 +20,7 @@ from edgevox.runtime.events import (
     event_from_dict,
 )
 from edgevox.runtime.lifecycle import StopReport
+from edgevox.runtime.mailbox import Mailbox
 from edgevox.runtime.messages import (
     AgentMessage,
     Requester,

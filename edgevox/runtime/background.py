@@ -60,11 +60,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from edgevox.errors import AgentError, BusClosedError, Cancelled, LifecycleError
 from edgevox.runtime.activities import track
 from edgevox.runtime.agent import agent_name
-from edgevox.runtime.bus import EventBus, Mailbox, Subscription, split_selector
+from edgevox.runtime.bus import EventBus, Subscription, split_selector
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import AgentStateEvent, ErrorEvent, Event
 from edgevox.runtime.lifecycle import SharedStop, StopReport, stop_timeout
 from edgevox.runtime.limits import count, duration, wait_s
+from edgevox.runtime.mailbox import Mailbox
 
 if TYPE_CHECKING:
     from edgevox.agents.base import Agent

@@ -7,8 +7,9 @@ import threading
 import pytest
 
 from edgevox.errors import BusClosedError
-from edgevox.runtime.bus import EventBus, Mailbox
+from edgevox.runtime.bus import EventBus
 from edgevox.runtime.events import ErrorEvent, Event, InterruptEvent, StopEvent
+from edgevox.runtime.mailbox import Mailbox
 
 from .conftest import Ping, Pong
 

@@ -12,9 +12,9 @@ import pytest
 
 from edgevox.agents.events import AgentReply, ReplyDelta, SkillStateEvent
 from edgevox.runtime.background import BackgroundAgent
-from edgevox.runtime.bus import Mailbox
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import AgentEvent, InterruptEvent
+from edgevox.runtime.mailbox import Mailbox
 from edgevox.voice.events import Chunk, Token
 
 from .conftest import Ping, RecordingAgent, Tick
