@@ -19,6 +19,9 @@ before_tool    :class:`ToolCall`            skip the tool; ``value`` is its resu
 after_tool     :class:`ToolResult`          end the run with ``value`` as the reply
 =============  ===========================  ==============================================
 
+When one decision carries several calls, ``End`` at ``after_tool`` also means the calls after
+this one are not run: each gets a ``"not run because a hook ended the turn"`` result.
+
 Hooks run on the agent's thread. A hook that raises fails the run with an
 :class:`~edgevox.errors.AgentError` naming the hook (never silently skipped).
 """

@@ -132,3 +132,49 @@ def test_memory_store_bounds_sessions_and_turns():
             store.add_turn(s, [{"role": "user", "content": str(i)}])
     assert store.history("a") == []  # evicted (least recently used), recreated empty
     assert [m["content"] for m in store.history("c")] == ["2", "3", "4"]
+
+
+def test_end_after_tool_refuses_the_remaining_calls_of_the_message_visibly():
+    from edgevox.agents.decoders import FreeTextDecoder
+
+    @hook("after_tool")
+    def first_only(tr, ctx):
+        return End("Stopped after the first move.")
+
+    two = '[{"name": "move", "arguments": {"distance_m": 1}}, {"name": "move", "arguments": {"distance_m": 2}}]'
+    agent = LLMAgent("robot", tools=[move], llm=ScriptedLLM([two]), decoder=FreeTextDecoder(), hooks=[first_only])
+    result = agent.run("go one then two meters")
+    assert result.text == "Stopped after the first move."
+    assert [(tr.ok, tr.error) for tr in result.tool_calls] == [
+        (True, ""),
+        (False, "not run because a hook ended the turn"),
+    ]
+
+
+def test_memory_blocks_by_turn_count_keep_half_and_the_newest():
+    store = MemoryStore(10_000, max_turns=4)
+    for i in range(5):
+        store.add_turn("s", [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}"}])
+    # Past 4 turns, the oldest go in one block down to half: the prompt then only grows again.
+    assert [m["content"] for m in store.history("s") if m["role"] == "user"] == ["q3", "q4"]
+
+
+def test_truncate_reply_touches_only_the_turn_its_owner_stored():
+    store = MemoryStore()
+    owner, other = object(), object()
+    store.add_turn(
+        "s", [{"role": "user", "content": "count"}, {"role": "assistant", "content": "One. Two."}], owner=owner
+    )
+    assert not store.truncate_reply("s", "", owner=other)
+    assert store.truncate_reply("s", "One.", owner=owner)
+    assert store.history("s")[-1] == {"role": "assistant", "content": "One."}
+    assert store.truncate_reply("s", " ", owner=owner)
+    assert store.history("s") == [{"role": "user", "content": "count"}]
+    assert not store.truncate_reply("nobody", "x")
+
+
+def test_consecutive_user_messages_are_merged_in_the_prompt():
+    store = MemoryStore()
+    store.add_turn("s", [{"role": "user", "content": "count"}])  # its reply was not heard
+    prompt = store.build("s", [{"role": "system", "content": "sys"}], [{"role": "user", "content": "slower"}])
+    assert prompt == [{"role": "system", "content": "sys"}, {"role": "user", "content": "count\nslower"}]
