@@ -206,7 +206,7 @@ def test_stop_takes_edgevox_timeout_on_background_agents_and_the_runtime(bus):
 
 def test_a_config_task_template_reads_an_ad_hoc_payload():
     """``background_agents[].trigger.task`` (docs/migrating.md): ``{payload[...]}`` placeholders."""
-    from edgevox.config.build import TemplateTrigger
+    from edgevox.config.build_background import TemplateTrigger
 
     trigger = TemplateTrigger("Investigate {payload[sensor]} at level {payload[level]}")
     assert trigger(AgentEvent("sensor_alert", {"sensor": "bumper", "level": 3})) == "Investigate bumper at level 3"
