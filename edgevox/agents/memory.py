@@ -94,12 +94,15 @@ class SessionMemory:
         self.turns: list[list[Message]] = []
         self.max_turns = max_turns
         self.owner: object | None = None
+        self.trims = 0
+        """Blocks of old turns dropped so far (by turn count or token budget)."""
 
     def add_turn(self, messages: Sequence[Message], owner: object | None = None) -> None:
         self.turns.append([dict(m) for m in messages])
         self.owner = owner
         if len(self.turns) > self.max_turns:  # a block: down to half (see the module docstring)
             del self.turns[: len(self.turns) - (self.max_turns - self.max_turns // 2)]
+            self.trims += 1
 
     def messages(self) -> list[Message]:
         return [dict(m) for turn in self.turns for m in turn]
@@ -107,6 +110,7 @@ class SessionMemory:
     def clear(self) -> None:
         self.turns.clear()
         self.owner = None
+        self.trims = 0
 
 
 class MemoryStore:
@@ -179,6 +183,12 @@ class MemoryStore:
             mem = self._sessions.get(session_id)
             return mem.messages() if mem is not None else []
 
+    def trims(self, session_id: str) -> int:
+        """How many blocks of old turns ``session_id`` has dropped (0: the prompt has only grown)."""
+        with self._lock:
+            mem = self._sessions.get(session_id)
+            return mem.trims if mem is not None else 0
+
     def truncate_reply(self, session_id: str, spoken_text: str, *, owner: object | None = None) -> bool:
         """After a barge-in: the newest turn's reply becomes ``spoken_text`` (removed if empty).
 
@@ -204,7 +214,8 @@ class MemoryStore:
         """``system`` + the remembered turns within the budget (trimmed in blocks) + ``new``."""
         left = max(0, self.token_budget - self._cost(system) - self._cost(new))
         with self._lock:
-            turns = self._session(session_id).turns
+            mem = self._session(session_id)
+            turns = mem.turns
             costs = [self._cost(turn) for turn in turns]
             total = sum(costs)
             if total > left:  # drop a block: down to half of what is left, so later turns only append
@@ -215,6 +226,7 @@ class MemoryStore:
                     total -= cost
                     dropped += 1
                 del turns[:dropped]
+                mem.trims += 1
             history = [dict(m) for turn in turns for m in turn]
         return [*system, *merge_user_runs([*history, *new])]
 

@@ -862,7 +862,9 @@ def _device_figures(app: Any) -> str:
 
 
 def _memory_fill(app: App, config: AppConfig) -> float | None:
-    """How full the main agent's conversation memory is (history tokens / budget); None without one."""
+    """How full the main agent's conversation memory is (history tokens / budget); None without one.
+    At least 1.0 once it dropped a block of old turns: trimmed in blocks, the history never holds
+    more than the budget, and the longest prompt has run."""
     from edgevox.agents.llm_agent import LLMAgent
 
     agent = app.agents.get(config.main_agent)
@@ -870,7 +872,8 @@ def _memory_fill(app: App, config: AppConfig) -> float | None:
         return None
     memory = agent.memory
     history = memory.history(config.voice.session_id)
-    return sum(memory.count_tokens(str(m.get("content", ""))) + 4 for m in history) / memory.token_budget
+    fill = sum(memory.count_tokens(str(m.get("content", ""))) + 4 for m in history) / memory.token_budget
+    return max(fill, 1.0) if memory.trims(config.voice.session_id) else fill
 
 
 def _describe(event: Any) -> str:

@@ -178,3 +178,14 @@ def test_consecutive_user_messages_are_merged_in_the_prompt():
     store.add_turn("s", [{"role": "user", "content": "count"}])  # its reply was not heard
     prompt = store.build("s", [{"role": "system", "content": "sys"}], [{"role": "user", "content": "slower"}])
     assert prompt == [{"role": "system", "content": "sys"}, {"role": "user", "content": "count\nslower"}]
+
+
+def test_memory_counts_its_block_trims():
+    store = MemoryStore(token_budget=40, count_tokens=lambda text: len(text.split()), max_turns=4)
+    assert store.trims("s") == 0
+    for i in range(5):
+        store.add_turn("s", [{"role": "user", "content": f"q{i}"}])
+    assert store.trims("s") == 1  # by turn count
+    store.add_turn("s", [{"role": "user", "content": "word " * 30}])
+    store.build("s", [], [{"role": "user", "content": "next"}])
+    assert store.trims("s") == 2  # by token budget
