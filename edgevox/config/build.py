@@ -20,7 +20,7 @@ build through the same functions. The other modules' functions are re-exported h
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from edgevox.agents.base import Agent, AgentBase
 from edgevox.config.build_background import TemplateTrigger, make_trigger, start_background_agent
@@ -50,6 +50,9 @@ from edgevox.errors import ConfigError
 
 if TYPE_CHECKING:
     from edgevox.agents.base import AgentResult, AgentStream
+    from edgevox.agents.skills import Skill
+    from edgevox.agents.tools import Tool
+    from edgevox.engines.base import LLM
     from edgevox.runtime.context import AgentContext
     from edgevox.runtime.pool import AgentPool
     from edgevox.runtime.runtime import Runtime
@@ -88,7 +91,7 @@ __all__ = [
 # --- agents --------------------------------------------------------------------------------------
 
 
-def resolve_tools(refs: Iterable[str], *, where: str) -> list[Any]:
+def resolve_tools(refs: Iterable[str], *, where: str) -> list[Tool | Skill]:
     """Import tool references; a reference may name one tool or a list/tuple of tools.
 
     Plain functions are turned into tools with :func:`edgevox.agents.tools.build_tool`;
@@ -97,7 +100,7 @@ def resolve_tools(refs: Iterable[str], *, where: str) -> list[Any]:
     from edgevox.agents.skills import Skill
     from edgevox.agents.tools import Tool, build_tool
 
-    out: list[Any] = []
+    out: list[Tool | Skill] = []
     for i, ref in enumerate(refs):
         obj = import_ref(ref, where=f"{where}.{i}")
         items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
@@ -114,7 +117,9 @@ def resolve_tools(refs: Iterable[str], *, where: str) -> list[Any]:
     return out
 
 
-def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others: dict[str, Any] | None = None) -> Any:
+def make_agent(
+    name: str, cfg: AgentConfig, llm: LLM, app: AppConfig, *, others: dict[str, Agent] | None = None
+) -> Agent:
     """One agent: from its factory, or an LLMAgent (without tools and handoffs, the plain chat agent)."""
     where = f"agents.{name}"
     max_tokens = cfg.max_tokens or app.llm.max_tokens
@@ -154,7 +159,7 @@ def make_agent(name: str, cfg: AgentConfig, llm: Any, app: AppConfig, *, others:
     )
 
 
-def _set_speak_tool_results(agent: Any, cfg: AgentConfig, where: str) -> None:
+def _set_speak_tool_results(agent: object, cfg: AgentConfig, where: str) -> None:
     """``agents.<name>.speak_tool_results`` on an agent a factory built."""
     if cfg.speak_tool_results is None or "speak_tool_results" in cfg.options:
         return
@@ -165,13 +170,13 @@ def _set_speak_tool_results(agent: Any, cfg: AgentConfig, where: str) -> None:
     agent.speak_tool_results = cfg.speak_tool_results
 
 
-def make_agents(app: AppConfig, llm: Any) -> dict[str, Any]:
+def make_agents(app: AppConfig, llm: LLM) -> dict[str, Agent]:
     """Every agent and workflow by name. Handoff targets are built before the agents that use them."""
-    built: dict[str, Any] = {}
+    built: dict[str, Agent] = {}
     pending = dict(app.agents)
     visiting: set[str] = set()
 
-    def build(name: str) -> Any:
+    def build(name: str) -> Agent | None:
         if name in built:
             return built[name]
         if name in visiting:  # a handoff cycle: make_agent refers to the back edge by name (AgentRef)
@@ -191,7 +196,7 @@ def make_agents(app: AppConfig, llm: Any) -> dict[str, Any]:
     return built
 
 
-def make_workflow(name: str, workflows: dict[str, WorkflowConfig], built: dict[str, Any]) -> Any:
+def make_workflow(name: str, workflows: dict[str, WorkflowConfig], built: dict[str, Agent]) -> Agent:
     if name in built:
         return built[name]
     cfg = workflows[name]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from edgevox.config.refs import import_ref
 from edgevox.config.schema import BackgroundAgentConfig
@@ -18,6 +18,7 @@ from edgevox.errors import ConfigError
 if TYPE_CHECKING:
     from edgevox.agents.base import Agent
     from edgevox.runtime.background import BackgroundAgent
+    from edgevox.runtime.events import Event
     from edgevox.runtime.pool import AgentPool
 
 
@@ -40,18 +41,17 @@ class TemplateTrigger:
         except ValueError as exc:
             raise ConfigError(f"trigger task template {self.template!r}: {exc}") from None
 
-    def __call__(self, event: Any) -> str | None:
-        data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
+    def __call__(self, event: Event) -> str | None:
         try:
-            return self.template.format_map(data)
+            return self.template.format_map(event.to_dict())
         except (KeyError, IndexError, AttributeError, ValueError, TypeError):  # a field missing or of another type
             self.missing += 1
             return None
 
 
-def make_trigger(cfg: BackgroundAgentConfig) -> Callable[[Any], Any]:
+def make_trigger(cfg: BackgroundAgentConfig) -> Callable[[Event], object]:
     where = f"background_agents.{cfg.name}.trigger"
-    trigger: Callable[[Any], Any]
+    trigger: Callable[[Event], object]
     if cfg.trigger.function:
         trigger = import_ref(cfg.trigger.function, where=f"{where}.function")
         if not callable(trigger):
