@@ -46,6 +46,7 @@ from edgevox.runtime.lifecycle import (
     Closable,
     Component,
     ComponentState,
+    SharedStop,
     StopReport,
     component_lifecycle,
     stop_timeout,
@@ -101,6 +102,7 @@ class App:
         self.stop_report = StopReport()
         """What the last :meth:`stop` left behind (``parts`` by component); empty means clean."""
         self._life = component_lifecycle(f"App {config.name!r}", noun="App")
+        self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
         self._observers: list[Subscription] = []
 
     @property
@@ -226,15 +228,23 @@ class App:
         Order: the voice loop (no new turns), delivery, bridges, orchestration and agents'
         skill workers, then the runtime (background agents, blackboard, bus). The report
         (also kept in :attr:`stop_report`) nests each component's under ``parts`` and lists
-        whatever had to be abandoned. A second ``stop()`` returns the first report.
+        whatever had to be abandoned. A later ``stop()`` returns the same report. Safe from
+        many threads at once: the first caller stops, the others wait (each up to its own
+        timeout) for its report, or get one saying the stop is still in progress.
         """
-        deadline = time.monotonic() + stop_timeout(timeout_s, timeout, 2.0)
+        return self._stops.run(stop_timeout(timeout_s, timeout, 2.0), self._stop)
+
+    def _still_running(self) -> StopReport:
+        return StopReport.abandoned_threads([f"App {self.config.name!r} (stop in progress)"])
+
+    def _stop(self, deadline: float | None) -> StopReport:
         if not self._life.to_if(ComponentState.STOPPING, ComponentState.NEW, ComponentState.STARTING):
             if not self._life.to_if(ComponentState.STOPPING, ComponentState.RUNNING):
-                return self.stop_report  # stopped (or being stopped by another caller)
+                return self.stop_report  # already stopped
+        end = time.monotonic() + 2.0 if deadline is None else deadline
 
         def left() -> float:
-            return max(0.05, deadline - time.monotonic())
+            return max(0.05, end - time.monotonic())
 
         parts: dict[str, StopReport] = {"voice": self.loop.stop(timeout_s=left())}
         if self.delivery is not None:

@@ -269,3 +269,31 @@ def test_stop_names_a_part_that_did_not_finish_in_the_nested_and_the_flat_report
     assert not report and "edgevox-stuck-bridge" in report.abandoned
     assert report.parts["bridge stuck"].abandoned == ["edgevox-stuck-bridge"]
     assert str(report) == "abandoned: edgevox-stuck-bridge"
+
+
+def test_two_threads_stopping_the_app_at_once_get_the_same_report():
+    app = build("agents:\n  chat:\n    instructions: You chat.\n", ScriptedLLM(default="ok"))
+    entered, release = threading.Event(), threading.Event()
+
+    class SlowBridge:
+        def start(self) -> None:
+            pass
+
+        def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
+            entered.set()
+            release.wait(5.0)
+            return StopReport()
+
+    app.bridges.append(("slow", SlowBridge()))
+    app.start()
+    reports: list[StopReport] = []
+    first = threading.Thread(target=lambda: reports.append(app.stop(5.0)), name="edgevox-test-stop-1")
+    first.start()
+    assert entered.wait(5.0)
+    second = threading.Thread(target=lambda: reports.append(app.stop(5.0)), name="edgevox-test-stop-2")
+    second.start()
+    assert app._stops.wait_for_waiters(1, 5.0)  # the second caller waits for the first's stop
+    release.set()
+    first.join(5.0)
+    second.join(5.0)
+    assert len(reports) == 2 and reports[0] is reports[1] and reports[0], reports
