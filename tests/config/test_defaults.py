@@ -1,9 +1,10 @@
 """Each default is kept in one place: a config key's default is the default of the component
 it configures, so an app built from an empty config behaves like the component built bare.
 
-The engines' defaults are module constants the schema refers to; the voice loop's settings
+The engines' defaults are module constants the schema refers to. The voice loop's settings
 cannot be imported by the schema (the voice package imports the agents, which import the
-config), so the agreement of those is pinned here, key by key.
+config), and the agent's and background agent's defaults are constructor defaults; the
+agreement of those is pinned here, key by key.
 """
 
 from __future__ import annotations
@@ -85,7 +86,27 @@ def _voice_pairs() -> list[tuple[str, Any, str]]:
     ]
 
 
+def _runtime_and_agent_pairs() -> list[tuple[str, Any, str]]:
+    from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.runtime.background import BackgroundAgent
+    from edgevox.runtime.pool import AgentPool
+
+    pairs: list[tuple[str, Any, str]] = [
+        ("agent.max_tool_hops", LLMAgent, "max_tool_hops"),
+        ("safety.tool_timeout_s", LLMAgent, "tool_timeout_s"),
+    ]
+    for key in ("max_queue", "overflow", "restart", "max_restarts", "restart_window_s"):
+        pairs += [(f"background.{key}", BackgroundAgent, key), (f"background.{key}", AgentPool.start_background, key)]
+    return pairs
+
+
 def _config_default(dotted: str) -> Any:
+    from edgevox.config.schema import AgentConfig, BackgroundAgentConfig
+
+    if dotted.startswith("agent."):  # a section with no default instance: one field's default
+        return AgentConfig.model_fields[dotted.removeprefix("agent.")].default
+    if dotted.startswith("background."):
+        return BackgroundAgentConfig.model_fields[dotted.removeprefix("background.")].default
     value: Any = AppConfig()
     for part in dotted.split("."):
         value = getattr(value, part)
@@ -102,6 +123,16 @@ def test_a_config_default_is_the_default_of_the_engine_it_configures(key, compon
 
 @pytest.mark.parametrize(("key", "component", "param"), _voice_pairs(), ids=lambda v: v if isinstance(v, str) else "")
 def test_a_config_default_is_the_default_of_the_voice_setting_it_configures(key, component, param):
+    assert _config_default(key) == _param_default(component, param), (
+        f"{key} defaults to {_config_default(key)!r} but {component.__qualname__}({param}=) to "
+        f"{_param_default(component, param)!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "component", "param"), _runtime_and_agent_pairs(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_a_config_default_is_the_default_of_the_agent_or_runtime_part_it_configures(key, component, param):
     assert _config_default(key) == _param_default(component, param), (
         f"{key} defaults to {_config_default(key)!r} but {component.__qualname__}({param}=) to "
         f"{_param_default(component, param)!r}"
