@@ -40,7 +40,7 @@ import threading
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
-from edgevox.agents.base import AgentBase, AgentResult, AgentStream
+from edgevox.agents.base import CONTEXT_PREFIX, AgentBase, AgentResult, AgentStream
 from edgevox.agents.decoders import (
     DECLINED_REPLY,
     Clarifications,
@@ -319,9 +319,8 @@ class LLMAgent(AgentBase):
         memory = self.memory_for(ctx)
         memory.check_turn(task)  # one clear error, not a context-window failure in the LLM
         system = self.instructions
-        summary = ctx.deps.get("handoff_summary") if isinstance(ctx.deps, Mapping) else None
-        if summary:
-            system = f"{system}\nContext from the previous agent: {summary}".strip()
+        if ctx.handoff_brief:
+            system = f"{system}\n{CONTEXT_PREFIX}{ctx.handoff_brief}".strip()
         sys_msgs = [{"role": "system", "content": system}] if system else []
         return memory.build(ctx.session_id, sys_msgs, [{"role": "user", "content": task}])
 

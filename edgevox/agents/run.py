@@ -40,9 +40,6 @@ if TYPE_CHECKING:
 
 ChildRun = Generator["Event", None, AgentResult]
 
-HANDOFF_SUMMARY_DEP = "handoff_summary"
-"""``ctx.deps`` key under which a same-turn handoff target finds the handoff's context."""
-
 
 def child_name(agent: Agent) -> str:
     """The agent's name, or a TypeError saying which part of the contract is missing."""
@@ -114,7 +111,7 @@ def run_child(
 def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext) -> ChildRun:
     """Execute a same-turn handoff: publish a ``HandoffEvent``, then run ``target`` on ``task``
     through :func:`stream_child` with its own scratch state and :meth:`Handoff.brief` in
-    ``ctx.deps["handoff_summary"]`` (the LLM agent puts it, after ``CONTEXT_PREFIX``, in its
+    ``ctx.handoff_brief`` (the LLM agent puts it, after ``CONTEXT_PREFIX``, in its
     system prompt). Returns the
     target's result with ``handoff`` set to the target's name."""
     if handoff.timing != "same_turn":
@@ -122,8 +119,7 @@ def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext
     event = HandoffEvent(from_agent=handoff.from_agent, to_agent=handoff.target, summary=handoff.brief())
     ctx.publish(event)
     yield event
-    deps = {**ctx.deps, HANDOFF_SUMMARY_DEP: handoff.brief()}
-    result = yield from stream_child(target, task, ctx, deps=deps, state={})
+    result = yield from stream_child(target, task, ctx, handoff_brief=handoff.brief(), state={})
     return replace(result, handoff=handoff.target)
 
 

@@ -34,7 +34,6 @@ from edgevox.orchestration.events import Routed, SupervisorObserved, TurnAnswere
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.routing import ConversationRouter
 from edgevox.orchestration.state import ConversationState, SessionStore
-from edgevox.orchestration.tools import HANDOFF_DEP
 from edgevox.orchestration.workflows import Workflow
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext
@@ -190,7 +189,7 @@ class Coordinator(AgentBase):
                 task,
                 ctx,
                 timeout_s=self.timeout_s,
-                deps={**ctx.deps, HANDOFF_DEP: self.handoff},
+                handoff=self.handoff,
                 state=scratch,
             )
         except GeneratorExit:

@@ -24,7 +24,7 @@ later, and ``on_done`` hands the result to a delivery strategy). Every delegatio
 is recorded in an :class:`AgentRegistry` (parent, depth, status, children, stats)
 that :meth:`AgentRegistry.cleanup` keeps bounded.
 
-Agents reach the delegator through ``ctx.deps["delegator"]`` and the
+Agents reach the delegator through ``ctx.delegator`` and the
 :data:`delegate` tool (see :func:`delegation_tool`).
 """
 
@@ -46,8 +46,6 @@ from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 
 DEFAULT_MAX_DEPTH = 5
-DELEGATOR_DEP = "delegator"
-DELEGATION_ID_DEP = "delegation_id"
 
 ACTIVE = "active"
 COMPLETED = "completed"
@@ -342,7 +340,7 @@ class Delegator:
     def _run(
         self, target: str, task: str, ctx: AgentContext, *, background: bool, handle: DelegationHandle | None = None
     ) -> AgentResult:
-        parent_id = ctx.deps.get(DELEGATION_ID_DEP)
+        parent_id = ctx.delegation_id
         inst_id = self.registry.register(
             target, parent=parent_id, depth=ctx.depth + 1, session_id=ctx.session_id, task=task
         )
@@ -357,13 +355,20 @@ class Delegator:
                 background=background,
             )
         )
-        deps = {**ctx.deps, DELEGATION_ID_DEP: inst_id, DELEGATOR_DEP: self}
         with self._lock:
             self._running += 1
             self.peak_concurrency = max(self.peak_concurrency, self._running)
         try:
             # A worker gets its own scratch state: what it keeps must not leak into the delegator's.
-            outcome = run_child(self.agents[target], task, ctx, timeout_s=self.timeout_s, deps=deps, state={})
+            outcome = run_child(
+                self.agents[target],
+                task,
+                ctx,
+                timeout_s=self.timeout_s,
+                delegation_id=inst_id,
+                delegator=self,
+                state={},
+            )
         except Cancelled as exc:
             self.registry.finish(inst_id, CANCELLED, error=exc.reason)
             ctx.publish(DelegationFinished(delegation_id=inst_id, agent=target, status=CANCELLED, error=exc.reason))
@@ -394,10 +399,10 @@ def tool_reply(result: AgentResult) -> dict[str, Any]:
 
 
 def delegate_via_context(ctx: AgentContext, agent: str, task: str) -> dict[str, Any]:
-    """What the ``delegate`` tool does: find the delegator in ``ctx.deps``, delegate, and
+    """What the ``delegate`` tool does: find the delegator in ``ctx.delegator``, delegate, and
     answer in the tool's JSON shape (an unknown target's message included)."""
-    delegator = ctx.deps.get(DELEGATOR_DEP) if ctx is not None else None
-    if not isinstance(delegator, Delegator):
+    delegator = ctx.delegator if ctx is not None else None
+    if delegator is None:
         return {"ok": False, "error": "delegation is not available here (no delegator in the agent context)"}
     try:
         return tool_reply(delegator.delegate(agent, task, ctx))

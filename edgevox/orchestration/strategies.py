@@ -44,7 +44,6 @@ from edgevox.orchestration.delegation import (
     ACTIVE,
     CANCELLED,
     COMPLETED,
-    DELEGATOR_DEP,
     FAILED,
     DelegationHandle,
     Delegator,
@@ -53,7 +52,6 @@ from edgevox.orchestration.delivery import DeliveryStrategy
 from edgevox.orchestration.events import WorkflowSuspended
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.state import SessionStore
-from edgevox.orchestration.tools import HANDOFF_DEP
 from edgevox.orchestration.workflows import Run, Workflow
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
@@ -198,7 +196,6 @@ class Swarm(Orchestration):
         state = store.state(ctx.session_id)
         current = state.active_agent if state.active_agent in self.agents else self.entry
         steps: list[AgentResult] = []
-        deps = {**ctx.deps, HANDOFF_DEP: handler}
         held: list[ReplyDelta] = []
         for _hop in range(self.max_handoffs + 1):
             handler.begin_turn(ctx.session_id)
@@ -210,7 +207,7 @@ class Swarm(Orchestration):
             store.save_state(state)
             agent_task = f"{context}\n\nUser: {task}" if context else task
             held = []
-            events = self.stream_call(self.agents[current], agent_task, ctx, deps=deps)
+            events = self.stream_call(self.agents[current], agent_task, ctx, handoff=handler)
             try:
                 while True:
                     try:
@@ -355,10 +352,9 @@ class Supervisor(Orchestration):
             if refined.ok and refined.text.strip():
                 sub_task = refined.text.strip()
         if not self.auto_delegate:
-            deps = {**ctx.deps, DELEGATOR_DEP: self.delegator}
             workers = ", ".join(self.workers)
             final = yield from self.stream_call(
-                self.supervisor, f"{sub_task}\n(You can delegate to: {workers}.)", ctx, deps=deps
+                self.supervisor, f"{sub_task}\n(You can delegate to: {workers}.)", ctx, delegator=self.delegator
             )
             steps.append(final)
             return AgentResult(final.text, agent=final.agent, ok=final.ok, error=final.error, steps=steps)

@@ -2,10 +2,10 @@
 
 * ``handoff_conversation`` - hand the conversation to another agent (or a human).
   Intercepted by the :class:`~edgevox.orchestration.handoff.HandoffHandler` found in
-  ``ctx.deps["handoff"]`` (the coordinator and the Swarm strategy put it there).
+  ``ctx.handoff`` (the coordinator and the Swarm strategy put it there).
 * ``delegate`` - ask another agent to do a sub-task and get its answer back,
   through the :class:`~edgevox.orchestration.delegation.Delegator` in
-  ``ctx.deps["delegator"]``.
+  ``ctx.delegator``.
 
 Both return a JSON object as text (``{"ok": true, ...}`` / ``{"ok": false, "error": ...}``),
 which is exactly what the calling model reads as the tool result. Add them to an
@@ -19,10 +19,7 @@ import json
 from edgevox.agents.tools import tool
 from edgevox.errors import HandoffError
 from edgevox.orchestration.delegation import delegate_via_context
-from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.runtime.context import AgentContext
-
-HANDOFF_DEP = "handoff"
 
 
 @tool(
@@ -50,8 +47,8 @@ def handoff_conversation(
         next_phase: The conversation phase to move to, if it changes.
         with_return: True if the conversation should come back to you afterwards.
     """
-    handler = ctx.deps.get(HANDOFF_DEP) if ctx is not None else None
-    if not isinstance(handler, HandoffHandler):
+    handler = ctx.handoff if ctx is not None else None
+    if handler is None:
         return json.dumps({"ok": False, "error": "handoff is not available here (no handoff handler in the context)"})
     try:
         handoff = handler.request(

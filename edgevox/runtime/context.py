@@ -25,6 +25,8 @@ from edgevox.errors import Cancelled
 from edgevox.runtime.limits import optional_wait_s
 
 if TYPE_CHECKING:
+    from edgevox.orchestration.delegation import Delegator
+    from edgevox.orchestration.handoff import HandoffHandler
     from edgevox.runtime.activities import ActivityRegistry
     from edgevox.runtime.blackboard import Blackboard
     from edgevox.runtime.bus import EventBus
@@ -166,6 +168,17 @@ class AgentContext:
     """Set when this work runs on a guess (a speculative transcript): what it publishes is
     held until the guess is committed, and tools, skills and memory writes wait for it
     (see ``edgevox.runtime.speculation``)."""
+    handoff: HandoffHandler | None = None
+    """Where the ``handoff_conversation`` tool records a handoff (set by the Coordinator and
+    the Swarm strategy; ``None``: handoff is not available to this agent)."""
+    handoff_brief: str = ""
+    """Set for the target of a same-turn handoff: who handed over, why, the summary and the
+    recent turns (``Handoff.brief()``); an LLM agent puts it in its system prompt."""
+    delegator: Delegator | None = None
+    """What the ``delegate`` tool delegates through (set by a delegating Supervisor and for
+    delegated workers; ``None``: delegation is not available to this agent)."""
+    delegation_id: str | None = None
+    """The registry id of the delegation this work runs in (the parent of its own delegations)."""
 
     @property
     def cancelled(self) -> bool:

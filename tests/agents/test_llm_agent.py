@@ -160,7 +160,7 @@ def test_handoff_runs_target_in_child_context_with_same_bus_and_blackboard(recor
     ctx = seen["ctx"]
     assert ctx.bus is bus and ctx.blackboard is board and ctx.session_id == "s1"
     assert ctx.agent_name == "kitchen_expert" and ctx.depth == outer.depth + 1
-    assert "user now asks: how do I cook pasta?" in ctx.deps["handoff_summary"]
+    assert "user now asks: how do I cook pasta?" in ctx.handoff_brief
     assert result.handoff == "kitchen_expert" and result.text == "Boil it."
     kinds = [e.kind for e in events]
     assert "agent.handoff" in kinds

@@ -30,6 +30,10 @@ def test_child_carries_every_field_and_links_a_fresh_cancel_token():
         "state": {"k": 1},
         "activities": ActivityRegistry("c"),
         "speculation": Speculation(CancelToken()),
+        "handoff": object(),
+        "handoff_brief": "wants a human; user: help",
+        "delegator": object(),
+        "delegation_id": "worker-1",
     }
     fields = {f.name for f in dataclasses.fields(AgentContext)}
     # a new field added to AgentContext must be added here, so the carry-over is proven for it
