@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgevox.cli.bench_latency import BusyLoad, count_turns, pause_cases, select_rows, utterances, voiced_run
+from edgevox.cli.bench_clips import pause_cases, select_rows, voiced_run
+from edgevox.cli.bench_live import BusyLoad, count_turns, utterances
 from edgevox.testing import FakeVAD
 from edgevox.voice.events import SpeechEnded, SpeechStarted, TranscriptEvent
 
@@ -161,7 +162,7 @@ def test_busy_load_reaps_its_processes_when_the_block_raises():
 def test_busy_processes_end_by_themselves_when_the_bench_is_killed():
     code = (
         "import os, signal, sys\n"
-        "from edgevox.cli.bench_latency import BusyLoad\n"
+        "from edgevox.cli.bench_live import BusyLoad\n"
         "load = BusyLoad(2).__enter__()\n"
         "print(*load.pids, flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
