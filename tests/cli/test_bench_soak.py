@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from edgevox.cli.bench_soak import SCRIPT, TurnLedger
+from edgevox.cli.bench_soak_driver import SCRIPT
+from edgevox.cli.bench_soak_ledger import TurnLedger
 from edgevox.runtime.events import ErrorEvent
 from edgevox.voice.events import FirstAudio, SpeechEnded, TranscriptEvent, TurnDone, TurnStarted
 
