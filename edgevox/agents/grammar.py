@@ -220,6 +220,6 @@ def arguments_grammar(
 
 
 def schema_grammar(schema: Mapping[str, Any], max_string_chars: int = 64) -> str:
-    """A grammar for any value matching ``schema`` (the subset ``tools.schema_for`` emits)."""
+    """A grammar for any value matching ``schema`` (the subset ``tool_schema.schema_for`` emits)."""
     g = GrammarBuilder(max_string_chars)
     return g.render(g.value(schema, "value"))

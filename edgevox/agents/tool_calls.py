@@ -30,7 +30,8 @@ from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.parsing import looks_like_call
 from edgevox.agents.run import stream_handoff
 from edgevox.agents.skills import Skill
-from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool, value_in_words
+from edgevox.agents.tool_result import value_in_words
+from edgevox.agents.tools import Tool, ToolCall, ToolResult, build_tool
 from edgevox.errors import ArgumentError, ToolArgumentError
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event

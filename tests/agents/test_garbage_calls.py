@@ -112,7 +112,7 @@ def _recursive() -> list:
     ids=["huge", "unprintable", "recursive", "nested", "sys.exit", "keyboard-interrupt"],
 )
 def test_whatever_a_tool_returns_or_raises_the_turn_ends_and_the_next_one_works(returns, ok, expected):
-    from edgevox.agents.tools import MAX_RESULT_CHARS
+    from edgevox.agents.tool_result import MAX_RESULT_CHARS
 
     @tool
     def report() -> str:

@@ -7,7 +7,8 @@ import annotated_types as at
 import pytest
 from pydantic import Field
 
-from edgevox.agents.tools import ToolBox, parse_docstring, tool
+from edgevox.agents.tool_schema import parse_docstring
+from edgevox.agents.tools import ToolBox, tool
 from edgevox.errors import ToolArgumentError
 from edgevox.runtime.context import AgentContext
 
@@ -230,7 +231,7 @@ def test_bounds_on_a_non_numeric_parameter_are_a_build_error():
     ],
 )
 def test_docstring_ranges_are_read_conservatively(doc, bounds):
-    from edgevox.agents.tools import docstring_bounds
+    from edgevox.agents.tool_schema import docstring_bounds
 
     assert docstring_bounds(doc) == bounds
 
