@@ -55,7 +55,8 @@ from edgevox.agents.grammar import (
 )
 from edgevox.agents.intent import analyze, answer_polarity
 from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_calls
-from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver, tokenize
+from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
+from edgevox.agents.resolver_words import tokenize
 from edgevox.agents.tools import Tool, ToolCall
 
 NONE_CHOICE = "none"

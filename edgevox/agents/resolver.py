@@ -18,7 +18,7 @@ utterances:
 - **Signs** come from the parameter's docstring: a clause with "negative" names the
   negative direction ("Negative for backwards (back, reverse).", "Negative lowers it",
   "negative = counter-clockwise"), a clause with "positive" the positive one. Direction
-  words are widened to their synonyms and opposites by :data:`DIRECTIONS` (general
+  words are widened to their synonyms and opposites by ``resolver_words.DIRECTIONS`` (general
   English: lower/down/descend vs raise/up/lift...), so "Negative lowers it" also reads
   "move the arm down" as negative and "raise it" as positive. An explicit "minus" or
   "negative" in the utterance always wins; cues of both directions make it ask.
@@ -43,47 +43,33 @@ already found (see ``decoders.py``).
 
 Rejected alternative: a keyword list per tool written by hand. It does not carry
 over to a new tool set; the schema does.
+
+Modules: this one ranks the tools and decides (:class:`SchemaResolver`, :class:`Proposal`,
+the clarifying questions); :mod:`~edgevox.agents.resolver_args` indexes each tool and
+extracts argument values; :mod:`~edgevox.agents.resolver_words` holds the word rules
+(tokens, stems, function words, sign conventions).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from edgevox.agents.intent import Intent, analyze, is_query_tool
-from edgevox.agents.numbers import (
-    UNIT_NAMES,
-    Unit,
-    as_number,
-    convert,
-    find_numbers,
-    parameter_unit,
-    same_dimension,
-    spoken_unit,
+from edgevox.agents.intent import Intent, analyze
+from edgevox.agents.numbers import UNIT_NAMES
+from edgevox.agents.resolver_args import (
+    Extraction,
+    ToolIndex,
+    anyof_type,
+    enum_values,
+    extract_from,
+    index_tool,
+    is_string,
 )
+from edgevox.agents.resolver_words import FUNCTION_WORDS, stem, tokenize
 from edgevox.agents.tools import Tool
-
-# Function words, ignored when matching a request to tools (the safety stop phrases are
-# edgevox.voice.stop_phrases).
-FUNCTION_WORDS = frozenset(
-    """a an the to of in on at by for with from into onto over under up down out off about around
-    i me my mine you your yours we us our it its this that these those he she they them their
-    is are was were be been am being do does did doing done have has had having can could would will
-    shall should may might must please pls just now right there here then than so and or but not no
-    yes hey hi ok okay let lets some any all also very really what whats how why when where who which
-    get set make take give put want need like know tell say said thing things bit little much many
-    one ones value values given number amount""".split()
-)
-"""Generic English function words and light verbs: they never identify a tool."""
-
-DETERMINERS = frozenset("a an the my your our his her their this that these those some".split())
-TRUE_WORDS = frozenset("on enable enabled activate yes true open start".split())
-FALSE_WORDS = frozenset("off disable disabled deactivate no false close shut".split())
-
-_TOKEN_RE = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?|[a-z]+")
 
 
 def is_statement(text: str) -> bool:
@@ -91,59 +77,6 @@ def is_statement(text: str) -> bool:
     return analyze(text).kind == "statement"
 
 
-def tokenize(text: str) -> list[tuple[str, int, int]]:
-    """Lower-case word tokens with their character spans in ``text``."""
-    lowered = text.lower().replace("'", "").replace("\u2019", "")
-    # Removing apostrophes shifts offsets; map back through an index of kept characters.
-    kept = [i for i, ch in enumerate(text.lower()) if ch not in "'\u2019"]
-    return [(m.group(), kept[m.start()], kept[m.end() - 1] + 1) for m in _TOKEN_RE.finditer(lowered)]
-
-
-def stem(word: str) -> str:
-    """A crude suffix stripper: enough to match "lights"/"light", "metres"/"meter", "moving"/"move"."""
-    w = word
-    if w.endswith("tres"):
-        w = w[:-4] + "ters"
-    elif w.endswith("tre"):
-        w = w[:-3] + "ter"
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-    elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
-    elif len(w) > 4 and w.endswith(("ches", "shes", "xes", "sses")):
-        w = w[:-2]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    return w
-
-
-def content_stems(text: str) -> list[str]:
-    return [stem(t) for t, _, _ in tokenize(text) if t not in FUNCTION_WORDS and not t[0].isdigit()]
-
-
-DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(stem(w) for w in a.split()), frozenset(stem(w) for w in b.split()))
-    for a, b in (
-        ("down downward lower descend drop", "up upward raise lift higher ascend"),
-        ("back backward reverse retreat behind", "forward ahead advance front"),
-        ("left", "right"),
-        ("counterclockwise anticlockwise", "clockwise"),
-        ("below under beneath", "above over"),
-        ("close shut", "open"),
-        ("decrease reduce less", "increase more"),
-    )
-)
-"""Pairs of opposite directions (word stems), general English: a sign cue of a parameter
-widens to its group, and the opposite group is the other sign."""
-COMPOUNDS = {("counter", "clockwis"): "counterclockwis", ("anti", "clockwis"): "anticlockwis"}
-"""Two-word stems read as one ("counter clockwise"), so "clockwise" inside it is no cue."""
-SIGN_STOP = frozenset("negativ positiv mean valu number zero it is its".split())
-AMBIGUOUS_NUMBER_JOINERS = frozenset(("or", "to"))
-""""two or three meters", "five to ten minutes": a range is not a value; ask."""
 MAX_SPOKEN_OPTIONS = 6
 """A clarifying question lists an enum's values when it has at most this many."""
 
@@ -176,78 +109,6 @@ ARGUMENTS_ONLY = "only argument values matched"
 ("make it brighter in the bedroom": the room): a tool chosen then is a guess, to be confirmed."""
 
 
-@dataclass(frozen=True)
-class SignRule:
-    """Direction words of a numeric parameter, read from its docstring."""
-
-    negative: frozenset[str]
-    positive: frozenset[str]
-
-    def sign(self, stems: list[str]) -> int:
-        """-1, +1, 0 (no cue) or 2 (cues of both directions)."""
-        s = set(_join_compounds(stems))
-        neg, pos = bool(self.negative & s), bool(self.positive & s)
-        return 2 if neg and pos else -1 if neg else 1 if pos else 0
-
-
-def _join_compounds(stems: list[str]) -> list[str]:
-    out: list[str] = []
-    for st in stems:
-        if out and (out[-1], st) in COMPOUNDS:
-            out[-1] = COMPOUNDS[(out[-1], st)]
-        else:
-            out.append(st)
-    return out
-
-
-def sign_rule(description: str) -> SignRule | None:
-    """The sign convention of a parameter description, or None (see the module docstring).
-
-    Each sentence is cut at its "negative"/"positive" words; the words of each piece are
-    that sign's cues ("Positive raises, negative lowers."); a sentence with one sign word
-    is all its cue ("Lowers the arm when negative.").
-    """
-    direction_words = set().union(*(a | b for a, b in DIRECTIONS))
-    cues: dict[str, set[str]] = {"negativ": set(), "positiv": set()}
-
-    def cue_words(piece: list[str]) -> set[str]:
-        found = {st for st in piece if st not in SIGN_STOP and (st in direction_words or st not in FUNCTION_WORDS)}
-        return (found & direction_words) or found  # "lowers the arm": the direction, not the arm
-
-    text = re.sub(r"\(([^)]*)\)", lambda m: " " + m.group(1).replace(",", " ") + " ", description)
-    for segment in re.split(r"[.;,:]", text.replace("-", " ")):
-        stems = _join_compounds([stem(t) for t, _, _ in tokenize(segment)])
-        marks = [i for i, st in enumerate(stems) if st in cues]
-        for k, i in enumerate(marks):
-            after = cue_words(stems[i + 1 : marks[k + 1] if k + 1 < len(marks) else len(stems)])
-            before = cue_words(stems[marks[k - 1] + 1 if k else 0 : i])
-            cues[stems[i]] |= after or before  # "negative lowers it" / "lowers it when negative"
-    if not cues["negativ"] and not cues["positiv"]:
-        return None
-    neg, pos = set(cues["negativ"]), set(cues["positiv"])
-    for a, b in DIRECTIONS:
-        for group, other in ((a, b), (b, a)):
-            if group & cues["negativ"]:
-                neg |= group
-                pos |= other
-            if group & cues["positiv"]:
-                pos |= group
-                neg |= other
-    return SignRule(frozenset(neg - pos), frozenset(pos - neg))
-
-
-@dataclass
-class _ToolIndex:
-    tool: Tool
-    vocab: dict[str, float]
-    signs: dict[str, SignRule]
-    unit_words: dict[str, frozenset[str]]
-    units: dict[str, Unit] = field(default_factory=dict)
-    """The measurement unit each numeric parameter declares (see ``numbers.parameter_unit``)."""
-    query: bool = False
-    """Only reads the world (may answer a question, see ``intent.is_query_tool``)."""
-
-
 class SchemaResolver:
     """Proposes tool calls from the tools' schemas alone (no model, microseconds per call).
 
@@ -267,7 +128,7 @@ class SchemaResolver:
         self.margin = margin
         self.required_bonus = required_bonus
         self.missing_penalty = missing_penalty
-        self._index = [self._index_tool(t) for t in tools]
+        self._index = [index_tool(t) for t in tools]
         df: dict[str, int] = {}
         for entry in self._index:
             for w in entry.vocab:
@@ -276,46 +137,12 @@ class SchemaResolver:
             tuple(stem(w) for w, _, _ in tokenize(str(v)))
             for e in self._index
             for prop in e.tool.parameters.get("properties", {}).values()
-            for v in _enum_values(prop)
+            for v in enum_values(prop)
         }
         n = max(len(self._index), 1)
         self._idf = {w: math.log((n + 1) / c) for w, c in df.items()}
 
     # -- index -----------------------------------------------------------------------------
-
-    @staticmethod
-    def _index_tool(t: Tool) -> _ToolIndex:
-        vocab: dict[str, float] = {}
-
-        def add(text: str, weight: float) -> None:
-            for s in content_stems(text):
-                vocab[s] = max(vocab.get(s, 0.0), weight)
-
-        add(t.name.replace("_", " "), 1.0)
-        add(t.description, 1.0)
-        signs: dict[str, SignRule] = {}
-        units: dict[str, frozenset[str]] = {}
-        measures: dict[str, Unit] = {}
-        for pname, prop in t.parameters.get("properties", {}).items():
-            desc = prop.get("description", "")
-            words = pname.replace("_", " ")
-            add(words, 0.5)
-            add(desc, 0.5)
-            units[pname] = frozenset(content_stems(words + " " + desc))
-            measure = parameter_unit(pname, desc)
-            if measure is not None:
-                measures[pname] = measure
-            rule = sign_rule(desc)
-            if rule is not None:
-                signs[pname] = rule
-                for cue in rule.negative | rule.positive:  # "lift" for "Negative lowers it"
-                    vocab[cue] = max(vocab.get(cue, 0.0), 0.5)
-        # Enum values are argument words, not tool triggers.
-        for prop in t.parameters.get("properties", {}).values():
-            for value in _enum_values(prop):
-                for s in content_stems(str(value)):
-                    vocab.pop(s, None)
-        return _ToolIndex(t, vocab, signs, units, measures, is_query_tool(t.name, t.description))
 
     @property
     def tools(self) -> list[Tool]:
@@ -370,10 +197,10 @@ class SchemaResolver:
             if query_only and not entry.query:
                 continue
             name = entry.tool.name
-            ex = self._extract(entry, text, tokens)
+            ex = extract_from(entry, text, tokens)
             args, miss = ex.found, ex.missing
             # Parameter words ("minutes", "meters") identify a tool only next to a value for it.
-            valued = [p for p in [*args, *ex.problems] if not _is_string(entry.tool, p)]
+            valued = [p for p in [*args, *ex.problems] if not is_string(entry.tool, p)]
             trig = sum(
                 self._idf.get(s, 0.0) * entry.vocab[s]
                 for s in stems
@@ -404,7 +231,7 @@ class SchemaResolver:
         entry = self._entry(best)
         for pname, why in problems[best].items():
             return proposal(call, True, candidates, f"{pname}: {why}", self.question(entry, pname, why))
-        unfillable = [m for m in missing[best] if not _is_string(entry.tool, m)]
+        unfillable = [m for m in missing[best] if not is_string(entry.tool, m)]
         if unfillable:
             return proposal(call, True, candidates, f"missing {unfillable}", self.question(entry, unfillable[0]))
         if missing[best]:
@@ -419,7 +246,7 @@ class SchemaResolver:
                 named |= set(phrase)
         return named
 
-    def _entry(self, name: str) -> _ToolIndex:
+    def _entry(self, name: str) -> ToolIndex:
         return next(e for e in self._index if e.tool.name == name)
 
     def extract_arguments(
@@ -428,7 +255,7 @@ class SchemaResolver:
         text: str,
         *,
         tokens: list[tuple[str, int, int]] | None = None,
-        index: _ToolIndex | None = None,
+        index: ToolIndex | None = None,
     ) -> tuple[dict[str, Any], list[str], int]:
         """Arguments of ``t`` found in ``text``: (found, missing required names, argument-word hits).
 
@@ -443,87 +270,16 @@ class SchemaResolver:
         text: str,
         *,
         tokens: list[tuple[str, int, int]] | None = None,
-        index: _ToolIndex | None = None,
+        index: ToolIndex | None = None,
     ) -> Extraction:
         """Arguments of ``t`` in ``text``, with the reasons some values could not be used."""
         if index is None:
-            index = next((e for e in self._index if e.tool.name == t.name), None) or self._index_tool(t)
-        return self._extract(index, text, tokens if tokens is not None else tokenize(text))
-
-    def _extract(self, index: _ToolIndex, text: str, tokens: list[tuple[str, int, int]]) -> Extraction:
-        t = index.tool
-        words = [w for w, _, _ in tokens]
-        stems = [stem(w) for w in words]
-        numbers = find_numbers(words)
-        used_numbers: set[int] = set()
-        props = t.parameters.get("properties", {})
-        found: dict[str, Any] = {}
-        problems: dict[str, str] = {}
-        hits = 0
-        # Enums and booleans first: they are unambiguous words.
-        for pname, prop in props.items():
-            values = _enum_values(prop)
-            if values:
-                value = _match_enum(values, stems)
-                if value is not None:
-                    found[pname] = value
-                    hits += 1
-            elif prop.get("type") == "boolean" or _anyof_type(prop) == "boolean":
-                value = _match_bool(words)
-                if value is not None:
-                    found[pname] = value
-        numeric = [
-            p for p, s in props.items() if (s.get("type") or _anyof_type(s)) in ("number", "integer") and p not in found
-        ]
-        for pname in numeric:
-            span_i = _pick_number(numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric))
-            if span_i is None:
-                continue
-            used_numbers.add(span_i)
-            span = numbers[span_i]
-            if len(numeric) == 1 and _range_said(numbers, span_i, words):
-                problems[pname] = f"a range, not one value: {text!r}"
-                continue
-            said, wanted = spoken_unit(words, span.end), index.units.get(pname)
-            if not same_dimension(said, wanted):
-                problems[pname] = f"said in {UNIT_NAMES.get(said, 'another unit')}, not a {wanted[0]}"  # type: ignore[index,call-overload]
-                continue
-            # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
-            value = convert(span.value, said, wanted)
-            rule = index.signs.get(pname)
-            if rule is not None and span.signed and rule.sign(stems) != 0:
-                # "drive backward minus two meters": a direction word and a sign - which one?
-                problems[pname] = "a sign and a direction word together"
-                continue
-            if rule is not None and not span.signed:  # an explicit "minus" alone decides the sign
-                direction = rule.sign(stems)
-                if direction == 2:
-                    problems[pname] = "words of both directions"
-                    continue
-                value = -abs(value) if direction == -1 else abs(value) if direction == 1 else value
-            elif rule is None and span.signed and props[pname].get("minimum") is None:
-                # A negative value for a parameter whose docstring gives negatives no meaning
-                # ("a timer for minus five minutes", "turn left minus ninety degrees").
-                problems[pname] = "a negative value this parameter does not define"
-                continue
-            bound = _out_of_bounds(props[pname], value)
-            if bound:
-                problems[pname] = bound
-                continue
-            integer = (props[pname].get("type") or _anyof_type(props[pname])) == "integer"
-            found[pname] = as_number(value, integer)
-        for pname, prop in props.items():
-            if pname in found or prop.get("type") != "string" or _enum_values(prop):
-                continue
-            value = _string_after_trigger(text, tokens, stems, index.vocab)
-            if value:
-                found[pname] = value
-        missing = [r for r in t.required if r not in found]
-        return Extraction(found, missing, hits, problems)
+            index = next((e for e in self._index if e.tool.name == t.name), None) or index_tool(t)
+        return extract_from(index, text, tokens if tokens is not None else tokenize(text))
 
     # -- questions -------------------------------------------------------------------------
 
-    def question(self, entry: _ToolIndex | str, pname: str, problem: str = "") -> str:
+    def question(self, entry: ToolIndex | str, pname: str, problem: str = "") -> str:
         """A short, speakable question for the value of ``pname`` ("How far should I move, in meters?")."""
         if isinstance(entry, str):
             entry = self._entry(entry)
@@ -531,13 +287,13 @@ class SchemaResolver:
         prop = t.parameters.get("properties", {}).get(pname, {})
         verb = spoken_name(t.name)
         what = pname.replace("_", " ")
-        values = _enum_values(prop)
+        values = enum_values(prop)
         if values:
             if len(values) <= MAX_SPOKEN_OPTIONS:
                 shown = [str(v) for v in values]
                 return f"Which {what}: {', '.join(shown[:-1])} or {shown[-1]}?"
             return f"Which {what}?"
-        kind = prop.get("type") or _anyof_type(prop)
+        kind = prop.get("type") or anyof_type(prop)
         if kind == "boolean":
             return f"Should I {verb} on or off?"
         if kind in ("number", "integer"):
@@ -572,19 +328,6 @@ class SchemaResolver:
         return " ".join(parts)
 
 
-@dataclass
-class Extraction:
-    """Arguments of one tool found in an utterance."""
-
-    found: dict[str, Any]
-    missing: list[str]
-    """Required arguments not found (or not usable)."""
-    hits: int
-    """Enum values named (argument words)."""
-    problems: dict[str, str] = field(default_factory=dict)
-    """Argument -> why the value said for it is not used (unit, bounds, range, direction)."""
-
-
 PARTICLES = frozenset("up down to on off in out over back away into onto".split())
 
 
@@ -594,129 +337,3 @@ def spoken_name(tool_name: str) -> str:
     if len(parts) >= 2 and parts[1] not in PARTICLES:
         parts.insert(1, "the")
     return " ".join(parts)
-
-
-def _range_said(numbers: list, i: int, words: list[str]) -> bool:
-    """Two numbers side by side or joined by "or"/"to" ("two three meters", "two or three")."""
-    for a in (i - 1, i):
-        if a < 0 or a + 1 >= len(numbers):
-            continue
-        gap = words[numbers[a].end : numbers[a + 1].start]
-        if not gap or (len(gap) == 1 and gap[0] in AMBIGUOUS_NUMBER_JOINERS):
-            return True
-    return False
-
-
-def _out_of_bounds(prop: dict[str, Any], value: float) -> str:
-    lo, hi = prop.get("minimum"), prop.get("maximum")
-    xlo, xhi = prop.get("exclusiveMinimum"), prop.get("exclusiveMaximum")
-    if (lo is not None and value < lo) or (xlo is not None and value <= xlo):
-        return f"out of bounds: {value:g} is below {lo if lo is not None else xlo}"
-    if (hi is not None and value > hi) or (xhi is not None and value >= xhi):
-        return f"out of bounds: {value:g} is above {hi if hi is not None else xhi}"
-    return ""
-
-
-def _is_string(t: Tool, pname: str) -> bool:
-    prop = t.parameters.get("properties", {}).get(pname, {})
-    return prop.get("type") == "string" and not _enum_values(prop)
-
-
-def _enum_values(prop: dict[str, Any]) -> list[Any]:
-    if "enum" in prop:
-        return list(prop["enum"])
-    for sub in prop.get("anyOf", []):
-        if "enum" in sub:
-            return list(sub["enum"])
-    return []
-
-
-def _anyof_type(prop: dict[str, Any]) -> str | None:
-    for sub in prop.get("anyOf", []):
-        if sub.get("type") not in (None, "null"):
-            return sub.get("type")
-    return None
-
-
-def _match_enum(values: list[Any], stems: list[str]) -> Any:
-    """The enum value named in the utterance: whole phrase first (longest), else a word unique to one value."""
-    text_stems = " " + " ".join(stems) + " "
-    best = None
-    best_len = 0
-    for v in values:
-        vs = [stem(w) for w, _, _ in tokenize(str(v))]
-        if vs and f" {' '.join(vs)} " in text_stems and len(vs) > best_len:
-            best, best_len = v, len(vs)
-    if best is not None:
-        return best
-    # A word names a value only if no other value has it, also inside a compound:
-    # "room" belongs to "living room", "bedroom" and "bathroom", so "my room" names none.
-    raw = [[w for w, _, _ in tokenize(str(v))] for v in values]
-    owners: dict[str, set[int]] = {}
-    for i, ws in enumerate(raw):
-        for w in ws:
-            if w not in FUNCTION_WORDS:
-                owners.setdefault(stem(w), set()).add(i)
-    for w, own in owners.items():
-        for j, ws in enumerate(raw):
-            if any(len(w) >= 3 and x != w and (x.startswith(w) or x.endswith(w)) for x in ws):
-                own.add(j)
-    votes: dict[int, int] = {}
-    for s in stems:
-        if s in owners and len(owners[s]) == 1:
-            i = next(iter(owners[s]))
-            votes[i] = votes.get(i, 0) + 1
-    if len(votes) == 1:
-        return values[next(iter(votes))]
-    return None
-
-
-def _match_bool(words: list[str]) -> bool | None:
-    t = any(w in TRUE_WORDS for w in words)
-    f = any(w in FALSE_WORDS for w in words)
-    if t != f:
-        return t
-    return None
-
-
-def _pick_number(
-    numbers: list, used: set[int], stems: list[str], unit_words: frozenset[str], n_numeric: int
-) -> int | None:
-    free = [i for i in range(len(numbers)) if i not in used]
-    if not free:
-        return None
-    # A number followed by one of the parameter's own words ("45 degrees") belongs to it.
-    for i in free:
-        end = numbers[i].end
-        if end < len(stems) and stems[end] in unit_words:
-            return i
-    if n_numeric == 1 or len(free) == 1:
-        return free[0]
-    return None
-
-
-def _string_after_trigger(
-    text: str, tokens: list[tuple[str, int, int]], stems: list[str], vocab: dict[str, float]
-) -> str | None:
-    """The longest run of words between the words that named the tool, without filler at its ends.
-
-    "pick up *the red cup* please" -> "red cup"; "add *eggs* to the shopping list" -> "eggs".
-    """
-    best: tuple[int, int] | None = None
-    start = 0
-    n = len(tokens)
-    for i in range(n + 1):
-        is_trigger = i < n and vocab.get(stems[i], 0) >= 1.0 and tokens[i][0] not in FUNCTION_WORDS
-        if i < n and not is_trigger:
-            continue
-        a, b = start, i
-        while a < b and (tokens[a][0] in FUNCTION_WORDS or tokens[a][0] in DETERMINERS):
-            a += 1
-        while b > a and (tokens[b - 1][0] in FUNCTION_WORDS or tokens[b - 1][0] in ("thanks", "thank")):
-            b -= 1
-        if b > a and (best is None or b - a >= best[1] - best[0]):
-            best = (a, b)
-        start = i + 1
-    if best is None:
-        return None
-    return text[tokens[best[0]][1] : tokens[best[1] - 1][2]]

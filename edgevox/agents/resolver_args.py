@@ -1,0 +1,301 @@
+"""The resolver's argument extraction: each tool's index (its words, units and sign rules, read
+from the schema) and the values an utterance gives its parameters, per JSON type.
+
+Enum values by phrase (or by a word only one value has), booleans from on/off-style words,
+numbers from digits or words with their unit, range, sign and bounds checked, and a string
+from the words after the last trigger word. A value that cannot be used is reported with
+the reason (:attr:`Extraction.problems`) so the resolver asks instead of guessing; see
+:mod:`edgevox.agents.resolver` for the whole design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgevox.agents.intent import is_query_tool
+from edgevox.agents.numbers import (
+    UNIT_NAMES,
+    Unit,
+    as_number,
+    convert,
+    find_numbers,
+    parameter_unit,
+    same_dimension,
+    spoken_unit,
+)
+from edgevox.agents.resolver_words import (
+    DETERMINERS,
+    FALSE_WORDS,
+    FUNCTION_WORDS,
+    TRUE_WORDS,
+    SignRule,
+    content_stems,
+    sign_rule,
+    stem,
+    tokenize,
+)
+from edgevox.agents.tools import Tool
+
+AMBIGUOUS_NUMBER_JOINERS = frozenset(("or", "to"))
+""""two or three meters", "five to ten minutes": a range is not a value; ask."""
+
+
+@dataclass
+class ToolIndex:
+    tool: Tool
+    vocab: dict[str, float]
+    signs: dict[str, SignRule]
+    unit_words: dict[str, frozenset[str]]
+    units: dict[str, Unit] = field(default_factory=dict)
+    """The measurement unit each numeric parameter declares (see ``numbers.parameter_unit``)."""
+    query: bool = False
+    """Only reads the world (may answer a question, see ``intent.is_query_tool``)."""
+
+
+def index_tool(t: Tool) -> ToolIndex:
+    """The words, sign rules and units of one tool, read from its schema."""
+    vocab: dict[str, float] = {}
+
+    def add(text: str, weight: float) -> None:
+        for s in content_stems(text):
+            vocab[s] = max(vocab.get(s, 0.0), weight)
+
+    add(t.name.replace("_", " "), 1.0)
+    add(t.description, 1.0)
+    signs: dict[str, SignRule] = {}
+    units: dict[str, frozenset[str]] = {}
+    measures: dict[str, Unit] = {}
+    for pname, prop in t.parameters.get("properties", {}).items():
+        desc = prop.get("description", "")
+        words = pname.replace("_", " ")
+        add(words, 0.5)
+        add(desc, 0.5)
+        units[pname] = frozenset(content_stems(words + " " + desc))
+        measure = parameter_unit(pname, desc)
+        if measure is not None:
+            measures[pname] = measure
+        rule = sign_rule(desc)
+        if rule is not None:
+            signs[pname] = rule
+            for cue in rule.negative | rule.positive:  # "lift" for "Negative lowers it"
+                vocab[cue] = max(vocab.get(cue, 0.0), 0.5)
+    # Enum values are argument words, not tool triggers.
+    for prop in t.parameters.get("properties", {}).values():
+        for value in enum_values(prop):
+            for s in content_stems(str(value)):
+                vocab.pop(s, None)
+    return ToolIndex(t, vocab, signs, units, measures, is_query_tool(t.name, t.description))
+
+
+@dataclass
+class Extraction:
+    """Arguments of one tool found in an utterance."""
+
+    found: dict[str, Any]
+    missing: list[str]
+    """Required arguments not found (or not usable)."""
+    hits: int
+    """Enum values named (argument words)."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Argument -> why the value said for it is not used (unit, bounds, range, direction)."""
+
+
+def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]) -> Extraction:
+    """Arguments of ``index.tool`` in ``text`` (tokenized as ``tokens``), per JSON type: enums and
+    booleans first, then numbers (unit, range, sign and bounds checked), then a free string."""
+    t = index.tool
+    words = [w for w, _, _ in tokens]
+    stems = [stem(w) for w in words]
+    numbers = find_numbers(words)
+    used_numbers: set[int] = set()
+    props = t.parameters.get("properties", {})
+    found: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    hits = 0
+    # Enums and booleans first: they are unambiguous words.
+    for pname, prop in props.items():
+        values = enum_values(prop)
+        if values:
+            value = _match_enum(values, stems)
+            if value is not None:
+                found[pname] = value
+                hits += 1
+        elif prop.get("type") == "boolean" or anyof_type(prop) == "boolean":
+            value = _match_bool(words)
+            if value is not None:
+                found[pname] = value
+    numeric = [
+        p for p, s in props.items() if (s.get("type") or anyof_type(s)) in ("number", "integer") and p not in found
+    ]
+    for pname in numeric:
+        span_i = _pick_number(numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric))
+        if span_i is None:
+            continue
+        used_numbers.add(span_i)
+        span = numbers[span_i]
+        if len(numeric) == 1 and _range_said(numbers, span_i, words):
+            problems[pname] = f"a range, not one value: {text!r}"
+            continue
+        said, wanted = spoken_unit(words, span.end), index.units.get(pname)
+        if said is not None and wanted is not None and not same_dimension(said, wanted):
+            problems[pname] = f"said in {UNIT_NAMES.get(said, 'another unit')}, not a {wanted[0]}"
+            continue
+        # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
+        value = convert(span.value, said, wanted)
+        rule = index.signs.get(pname)
+        if rule is not None and span.signed and rule.sign(stems) != 0:
+            # "drive backward minus two meters": a direction word and a sign - which one?
+            problems[pname] = "a sign and a direction word together"
+            continue
+        if rule is not None and not span.signed:  # an explicit "minus" alone decides the sign
+            direction = rule.sign(stems)
+            if direction == 2:
+                problems[pname] = "words of both directions"
+                continue
+            value = -abs(value) if direction == -1 else abs(value) if direction == 1 else value
+        elif rule is None and span.signed and props[pname].get("minimum") is None:
+            # A negative value for a parameter whose docstring gives negatives no meaning
+            # ("a timer for minus five minutes", "turn left minus ninety degrees").
+            problems[pname] = "a negative value this parameter does not define"
+            continue
+        bound = _out_of_bounds(props[pname], value)
+        if bound:
+            problems[pname] = bound
+            continue
+        integer = (props[pname].get("type") or anyof_type(props[pname])) == "integer"
+        found[pname] = as_number(value, integer)
+    for pname, prop in props.items():
+        if pname in found or prop.get("type") != "string" or enum_values(prop):
+            continue
+        value = _string_after_trigger(text, tokens, stems, index.vocab)
+        if value:
+            found[pname] = value
+    missing = [r for r in t.required if r not in found]
+    return Extraction(found, missing, hits, problems)
+
+
+def _range_said(numbers: list, i: int, words: list[str]) -> bool:
+    """Two numbers side by side or joined by "or"/"to" ("two three meters", "two or three")."""
+    for a in (i - 1, i):
+        if a < 0 or a + 1 >= len(numbers):
+            continue
+        gap = words[numbers[a].end : numbers[a + 1].start]
+        if not gap or (len(gap) == 1 and gap[0] in AMBIGUOUS_NUMBER_JOINERS):
+            return True
+    return False
+
+
+def _out_of_bounds(prop: dict[str, Any], value: float) -> str:
+    lo, hi = prop.get("minimum"), prop.get("maximum")
+    xlo, xhi = prop.get("exclusiveMinimum"), prop.get("exclusiveMaximum")
+    if (lo is not None and value < lo) or (xlo is not None and value <= xlo):
+        return f"out of bounds: {value:g} is below {lo if lo is not None else xlo}"
+    if (hi is not None and value > hi) or (xhi is not None and value >= xhi):
+        return f"out of bounds: {value:g} is above {hi if hi is not None else xhi}"
+    return ""
+
+
+def is_string(t: Tool, pname: str) -> bool:
+    prop = t.parameters.get("properties", {}).get(pname, {})
+    return prop.get("type") == "string" and not enum_values(prop)
+
+
+def enum_values(prop: dict[str, Any]) -> list[Any]:
+    if "enum" in prop:
+        return list(prop["enum"])
+    for sub in prop.get("anyOf", []):
+        if "enum" in sub:
+            return list(sub["enum"])
+    return []
+
+
+def anyof_type(prop: dict[str, Any]) -> str | None:
+    for sub in prop.get("anyOf", []):
+        if sub.get("type") not in (None, "null"):
+            return sub.get("type")
+    return None
+
+
+def _match_enum(values: list[Any], stems: list[str]) -> Any:
+    """The enum value named in the utterance: whole phrase first (longest), else a word unique to one value."""
+    text_stems = " " + " ".join(stems) + " "
+    best = None
+    best_len = 0
+    for v in values:
+        vs = [stem(w) for w, _, _ in tokenize(str(v))]
+        if vs and f" {' '.join(vs)} " in text_stems and len(vs) > best_len:
+            best, best_len = v, len(vs)
+    if best is not None:
+        return best
+    # A word names a value only if no other value has it, also inside a compound:
+    # "room" belongs to "living room", "bedroom" and "bathroom", so "my room" names none.
+    raw = [[w for w, _, _ in tokenize(str(v))] for v in values]
+    owners: dict[str, set[int]] = {}
+    for i, ws in enumerate(raw):
+        for w in ws:
+            if w not in FUNCTION_WORDS:
+                owners.setdefault(stem(w), set()).add(i)
+    for w, own in owners.items():
+        for j, ws in enumerate(raw):
+            if any(len(w) >= 3 and x != w and (x.startswith(w) or x.endswith(w)) for x in ws):
+                own.add(j)
+    votes: dict[int, int] = {}
+    for s in stems:
+        if s in owners and len(owners[s]) == 1:
+            i = next(iter(owners[s]))
+            votes[i] = votes.get(i, 0) + 1
+    if len(votes) == 1:
+        return values[next(iter(votes))]
+    return None
+
+
+def _match_bool(words: list[str]) -> bool | None:
+    t = any(w in TRUE_WORDS for w in words)
+    f = any(w in FALSE_WORDS for w in words)
+    if t != f:
+        return t
+    return None
+
+
+def _pick_number(
+    numbers: list, used: set[int], stems: list[str], unit_words: frozenset[str], n_numeric: int
+) -> int | None:
+    free = [i for i in range(len(numbers)) if i not in used]
+    if not free:
+        return None
+    # A number followed by one of the parameter's own words ("45 degrees") belongs to it.
+    for i in free:
+        end = numbers[i].end
+        if end < len(stems) and stems[end] in unit_words:
+            return i
+    if n_numeric == 1 or len(free) == 1:
+        return free[0]
+    return None
+
+
+def _string_after_trigger(
+    text: str, tokens: list[tuple[str, int, int]], stems: list[str], vocab: dict[str, float]
+) -> str | None:
+    """The longest run of words between the words that named the tool, without filler at its ends.
+
+    "pick up *the red cup* please" -> "red cup"; "add *eggs* to the shopping list" -> "eggs".
+    """
+    best: tuple[int, int] | None = None
+    start = 0
+    n = len(tokens)
+    for i in range(n + 1):
+        is_trigger = i < n and vocab.get(stems[i], 0) >= 1.0 and tokens[i][0] not in FUNCTION_WORDS
+        if i < n and not is_trigger:
+            continue
+        a, b = start, i
+        while a < b and (tokens[a][0] in FUNCTION_WORDS or tokens[a][0] in DETERMINERS):
+            a += 1
+        while b > a and (tokens[b - 1][0] in FUNCTION_WORDS or tokens[b - 1][0] in ("thanks", "thank")):
+            b -= 1
+        if b > a and (best is None or b - a >= best[1] - best[0]):
+            best = (a, b)
+        start = i + 1
+    if best is None:
+        return None
+    return text[tokens[best[0]][1] : tokens[best[1] - 1][2]]
