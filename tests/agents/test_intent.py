@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from edgevox.agents.intent import analyze, answer_polarity, is_query_tool, split_clauses
+from edgevox.agents.intent import analyze, answer_polarity, is_query_tool
+from edgevox.agents.intent_clauses import split_clauses
 
 INTENT_RULES = [
     # (utterance, kind, the clause to act on for commands or None)

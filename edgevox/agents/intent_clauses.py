@@ -1,0 +1,331 @@
+"""One clause's kind (rules 2-5 of :mod:`edgevox.agents.intent`), where an utterance splits
+into clauses, and the whole-utterance word rules the verdict also reads: a condition
+(rule 1) and a time in the future (:func:`deferral`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from edgevox.agents.intent_words import (
+    ABILITY_MARKERS,
+    ABOUT_ENDINGS,
+    AUXILIARIES,
+    BARE_NEGATION_FILLER,
+    CLAUSE_CONJUNCTIONS,
+    CONDITIONS,
+    COPULAS,
+    DEFERRAL_PHRASES,
+    DEFERRAL_WORDS,
+    DETERMINERS,
+    DISCOURSE,
+    DOUBLE_NEGATIONS,
+    FINITE_MARKERS,
+    FIRST_PERSON,
+    FREQUENCY_ADVERBS,
+    HEDGES,
+    HYPOTHETICAL_OPENINGS,
+    MAIN_VERB_AUXILIARIES,
+    NEGATING_PHRASES,
+    NEGATORS,
+    NEW_CLAUSE_AFTER_AND,
+    NUMBER_WORDS,
+    OBLIGATION,
+    PAST_TIME,
+    PAST_TIME_AFTER_LAST,
+    POLITE_CONDITIONS,
+    REQUEST_MODALS,
+    RETRACTIONS,
+    SUBJECT_PRONOUNS,
+    SUBORDINATORS,
+    TIME_UNITS,
+    WANT_VERBS,
+    WH_WORDS,
+    WISH_VERBS,
+    can_be_base_verb,
+    can_be_verb,
+    has_seq,
+    inflected_verb_only,
+    is_gerund,
+    is_past_form,
+    lemmas,
+    words,
+)
+
+Kind = Literal["command", "negated", "question", "report", "hypothetical", "statement"]
+_BREAK_RE = re.compile(r"(?<=[,;:!?])|(?<=\.)(?!\d)")
+"""Clauses end after punctuation (kept, so a clause still ends with its "?")."""
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str
+    kind: Kind
+    reason: str
+    elliptical: bool = False
+    """A command with no verb of its own ("the kitchen lights", "lights off")."""
+    may_query: bool = True
+    """A question a query tool may answer; False when it asks what something *is* or
+    *does* ("what is the gripper for"): that is answered in words, by no tool."""
+
+
+def split_clauses(text: str) -> list[str]:
+    """Clauses of ``text`` as written (see the module docstring for the break rules)."""
+    pieces = [p for p in _BREAK_RE.split(text) if p.strip()]
+    out: list[str] = []
+    for piece in pieces:
+        toks = list(re.finditer(r"[A-Za-z0-9'\u2019.]+", piece))
+        start = 0
+        for i, m in enumerate(toks):
+            w = m.group().lower().replace("'", "").replace("\u2019", "").strip(".")
+            nxt = words(toks[i + 1].group())[0] if i + 1 < len(toks) and words(toks[i + 1].group()) else ""
+            cut = (
+                w in CLAUSE_CONJUNCTIONS
+                or (w == "and" and nxt in NEW_CLAUSE_AFTER_AND)
+                or (w == "or" and (nxt in AUXILIARIES or nxt in SUBJECT_PRONOUNS))  # "... or is it too far"
+            )
+            if cut and i > 0:
+                out.append(piece[start : m.start()])
+                start = m.start()
+        out.append(piece[start:])
+    return [c.strip().rstrip(",;:").strip() for c in out if words(c)]
+
+
+def _strip_opening(ws: list[str]) -> list[str]:
+    """Skip what opens a clause without being its subject or verb: fillers, "please", a
+    vocative ("robot,"), a hedge ("maybe"), a time ("later", "at six", "in ten minutes",
+    "after lunch"; :func:`deferral` still sees it)."""
+    i = 0
+    while i < len(ws):
+        w = ws[i]
+        if w in DISCOURSE or w in CLAUSE_CONJUNCTIONS or w in ("and", "or", "please", "robot") or w in DEFERRAL_WORDS:
+            i += 1
+        elif w in HEDGES:
+            i += 1
+        elif (n := _time_phrase_length(ws, i)) > 0:
+            i += n
+        else:
+            break
+    return ws[i:]
+
+
+def _time_phrase_length(ws: list[str], i: int) -> int:
+    """Words of a time phrase starting at ``i`` ("at six", "in ten minutes", "after lunch"), or 0."""
+    for p in DEFERRAL_PHRASES:
+        if tuple(ws[i : i + len(p)]) == p:
+            return len(p)
+    rest = ws[i + 1 : i + 4]
+    if not rest:
+        return 0
+    if ws[i] == "at" and (rest[0].isdigit() or rest[0] in NUMBER_WORDS):
+        return 2 + int(len(rest) > 1 and rest[1] in ("oclock", "am", "pm"))
+    if ws[i] == "in" and (rest[0] in ("a", "an") or rest[0].isdigit() or rest[0] in NUMBER_WORDS):
+        for k, w in enumerate(rest[1:3], start=2):
+            if w in TIME_UNITS:
+                return k + 1
+    if ws[i] in ("after", "before") and rest[0] not in SUBJECT_PRONOUNS and "NOUN" in lemmas(rest[0]):
+        return 2  # "after lunch", "before bedtime"
+    return 0
+
+
+def is_conditional(ws: list[str]) -> bool:
+    """A condition or supposition anywhere in the words (rule 1)."""
+    for i, w in enumerate(ws):
+        if w in CONDITIONS:
+            after = ws[i + 1 : i + 3]
+            if w == "if" and len(after) == 2 and after[0] == "you" and after[1] in POLITE_CONDITIONS:
+                continue  # "if you could", "if you don't mind"
+            return True
+        if w == "case" and i > 0 and ws[i - 1] == "in":
+            return True
+        if w == "what" and i + 1 < len(ws) and ws[i + 1] == "if":
+            return True
+        if w in ("when", "whenever") and (
+            i > 0 or (len(ws) > 1 and (ws[1] in SUBJECT_PRONOUNS or ws[1] in DETERMINERS))
+        ):
+            return True  # "turn on the light when I get home", "when I get home, ..."
+        if w == "once" and i + 1 < len(ws) and (ws[i + 1] in SUBJECT_PRONOUNS or ws[i + 1] in DETERMINERS):
+            return True  # "once I leave, drive ...", "drive there once the door opens" (not "once more")
+        if w == "as" and ws[i + 1 : i + 3] == ["soon", "as"]:
+            return True  # "as soon as I am gone, ..."
+    # "what would you do", "where would you go": a wh-question about a supposed action.
+    return bool(ws and ws[0] in WH_WORDS and any(w in ("would", "could") for w in ws[1:4]))
+
+
+def _negated(ws: list[str]) -> bool:
+    for seq in DOUBLE_NEGATIONS:
+        if has_seq(ws, seq):
+            return False
+    if any(w in NEGATORS for w in ws):
+        return True
+    if any(has_seq(ws, seq) for seq in NEGATING_PHRASES):
+        return True
+    # "no" before a verb-ish word mid-clause ("there's no need", "no turning"), not an answer.
+    return any(w == "no" and i > 0 for i, w in enumerate(ws))
+
+
+def _past_time(ws: list[str]) -> bool:
+    """A time in the past: "yesterday", "an hour ago", "last night"."""
+    if any(w in PAST_TIME for w in ws):
+        return True
+    return any(w == "last" and i + 1 < len(ws) and ws[i + 1] in PAST_TIME_AFTER_LAST for i, w in enumerate(ws))
+
+
+def _past(ws: list[str], verb_at: int) -> bool:
+    if _past_time(ws):
+        return True
+    # The verb right after the subject, allowing one adverb ("I just drove", "we already did").
+    return any(is_past_form(w) for w in ws[verb_at : verb_at + 2])
+
+
+def _subject_length(ws: list[str]) -> int:
+    """Words of a leading subject: a pronoun, or a determiner phrase up to its verb."""
+    if ws[0] in SUBJECT_PRONOUNS:
+        return 1
+    if ws[0] in DETERMINERS:
+        for i in range(1, min(len(ws), 5)):
+            if ws[i] in FINITE_MARKERS or is_past_form(ws[i]) or ws[i] in NEGATORS:
+                return i
+    return 0
+
+
+def _has_finite_verb(ws: list[str]) -> bool:
+    """A verb that makes these words a sentence with a subject ("the kids *set* a timer",
+    "lights in the office *are* off"), as opposed to a verbless command ("kitchen lights on")."""
+    for i, w in enumerate(ws):
+        if w in FINITE_MARKERS or inflected_verb_only(w) or is_past_form(w):
+            return True
+        nxt = ws[i + 1] if i + 1 < len(ws) else ""
+        if i > 0 and can_be_verb(w) and (nxt in DETERMINERS or nxt in FREQUENCY_ADVERBS):
+            return True
+    return False
+
+
+def _subject_clause(ws: list[str]) -> bool:
+    """A verb-first clause that is itself the subject of a sentence ("go to the kitchen *is*
+    what my dad says", "set a timer is a phrase"): a copula with no subordinator before it."""
+    for w in ws[2:]:
+        if w in SUBORDINATORS:
+            return False
+        if w in COPULAS:
+            return True
+    return False
+
+
+def _noun_subject(ws: list[str]) -> bool:
+    """ "people usually go ...": a noun, a frequency adverb, a verb; "video mode uses a lot":
+    two nouns, then a verb with its object."""
+    if len(ws) > 2 and "NOUN" in lemmas(ws[0]) and ws[1] in FREQUENCY_ADVERBS:
+        return True
+    return (
+        len(ws) > 3
+        and "NOUN" in lemmas(ws[0])
+        and "NOUN" in lemmas(ws[1])
+        and not can_be_base_verb(ws[1])
+        and can_be_verb(ws[2])
+        and (ws[3] in DETERMINERS or ws[3] in FREQUENCY_ADVERBS or ws[3].isdigit())
+    )
+
+
+def _starts(ws: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
+    return any(tuple(ws[: len(p)]) == p for p in phrases)
+
+
+def deferral(ws: list[str]) -> str:
+    """A time in the future: ``"later"`` ("later", "tomorrow", "at noon", "after dinner"),
+    ``"duration"`` ("in five minutes": a delay - or the duration a timer tool takes as its
+    argument, which the resolver tells apart), or ``""``."""
+    if any(w in DEFERRAL_WORDS for w in ws) or any(has_seq(ws, p) for p in DEFERRAL_PHRASES):
+        return "later"
+    if any(w in ("after", "before") and _time_phrase_length(ws, i) for i, w in enumerate(ws)):
+        return "later"
+    found = ""
+    for i, w in enumerate(ws):
+        if _time_phrase_length(ws, i):
+            if w != "in":
+                return "later"  # "at five", "after dinner"
+            found = "duration"  # "in an hour", "in five minutes"
+    return found
+
+
+def bare_negation(text: str) -> bool:
+    """A negation with no action of its own ("don't,", "never,", "do not, under any
+    circumstances,"): it applies to the clause that follows."""
+    ws = words(text)
+    return bool(ws) and all(w in NEGATORS or w in BARE_NEGATION_FILLER or w in DISCOURSE for w in ws)
+
+
+def classify_clause(text: str) -> Clause:
+    """The kind of one clause (rules 2-5; conditions are judged on the whole utterance)."""
+    raw = words(text)
+    ws = _strip_opening(raw)
+    for seq in DOUBLE_NEGATIONS:
+        if tuple(ws[: len(seq)]) == seq:  # "don't forget to turn off the lights" -> "turn off the lights"
+            ws = ws[len(seq) + (ws[len(seq) : len(seq) + 1] == ["to"]) :]
+            if not ws:
+                return Clause(text, "statement", "nothing asked")
+            break
+    if not ws:
+        return Clause(text, "statement", "only interjections")
+    if any(has_seq(ws, seq) for seq in RETRACTIONS):
+        return Clause(text, "negated", "retracts what was said")
+    if _negated(ws):
+        return Clause(text, "negated", "negated")
+    if _starts(ws, HYPOTHETICAL_OPENINGS):
+        return Clause(text, "hypothetical", "a story, a game or a supposition")
+    polite = (ws[0] in REQUEST_MODALS and len(ws) > 1 and ws[1] in ("you", "u")) or (
+        ws[:2] == ["if", "you"] and len(ws) > 2 and ws[2] in POLITE_CONDITIONS
+    )
+    if ws[0] in WH_WORDS:
+        if ws[-1] in ABOUT_ENDINGS or has_seq(ws[-2:], ("used", "for")):
+            return Clause(text, "question", "asks what something is or does", may_query=False)
+        return Clause(text, "question", f"opens with the question word {ws[0]!r}")
+    if ws[0] == "be" or (
+        ws[0] in MAIN_VERB_AUXILIARIES and (len(ws) == 1 or ws[1] in ("a", "an", "some", "your", "me", "it", "this"))
+    ):
+        pass  # "do a full turn", "have a look", "be quiet": a main verb, not an inversion
+    elif ws[0] in AUXILIARIES and not polite:
+        return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
+    if text.rstrip().endswith("?") and not polite:
+        return Clause(text, "question", "ends with a question mark")
+    if polite and len(ws) > 2 and ws[2] in ABILITY_MARKERS:
+        return Clause(text, "question", "asks whether the robot is able to ('can you even ...')")
+    if polite:
+        return Clause(text, "command", "a polite request")
+    if "please" in raw or ws[0] in ("lets", "let"):
+        return Clause(text, "command", "a request word")
+    n = _subject_length(ws)
+    if n:
+        subject, rest = ws[:n], ws[n:]
+        if subject[0] in FIRST_PERSON and rest and rest[0] in WANT_VERBS:
+            return Clause(text, "command", "the speaker asks for something")
+        wish = subject[0] in ("id", "wed") and rest and rest[0] in WISH_VERBS
+        if subject[0] in FIRST_PERSON and (wish or (rest[:1] == ["would"] and rest[1:2] and rest[1] in WISH_VERBS)):
+            return Clause(text, "command", "the speaker asks for something")
+        if subject[0] in ("we", "you", "u") and rest and (rest[0] in OBLIGATION or has_seq(rest[:2], ("need", "to"))):
+            return Clause(text, "command", "a request addressed to the robot")
+        if subject[0] in ("we", "you", "u") and has_seq(rest[:2], ("have", "to")):
+            return Clause(text, "command", "a request addressed to the robot")
+        if _past(ws, n):
+            return Clause(text, "report", "a past-tense report")
+        return Clause(text, "statement", "a statement with its own subject")
+    if is_past_form(ws[0]) and ws[0] not in ("left",) and _past(ws, 0):
+        return Clause(text, "report", "a past-tense report without a subject")
+    if _past_time(ws):
+        return Clause(text, "report", "a past time")
+    if ws[0] == "to":
+        return Clause(text, "statement", "an infinitive clause (a purpose or a topic), not an order")
+    if is_gerund(ws[0]):
+        return Clause(text, "statement", "a gerund subject: about an action, not an order")
+    if can_be_base_verb(ws[0]) and not _noun_subject(ws):
+        if _subject_clause(ws):
+            return Clause(text, "statement", "a verb phrase used as a subject ('go home is what ...')")
+        return Clause(text, "command", "a verb-first command")
+    # No verb first: a sentence about its first words (a subject and its verb), or no verb at all.
+    if _has_finite_verb(ws[1:]) or _noun_subject(ws):
+        if _past(ws, 1) or any(is_past_form(w) for w in ws):
+            return Clause(text, "report", "a report about someone or something")
+        return Clause(text, "statement", "a statement about someone or something")
+    return Clause(text, "command", "an elliptical command (no verb)", True)
