@@ -1,5 +1,11 @@
 """How an agent decides its next step: call a tool (which, with what) or answer in words.
 
+Over 400 lines because the four decoders are one concept (a decision) and share the
+request/decision types, the prompt helpers (the tool menu, the first-token choice, literal
+options) and the clarification store that makes a decision's question answerable. Split
+candidates if it grows: :class:`Clarifications` (its own state and TTL) and the two
+single-decode baselines (:class:`GrammarDecoder`, :class:`FreeTextDecoder`).
+
 A decoder gets a :class:`DecisionRequest` and returns a :class:`Decision`. It talks
 to the LLM only through ``request.generate`` (which the agent wraps with hooks, the
 LLM lock and the cancel token). Decoders, cheapest first:
@@ -28,12 +34,6 @@ guesses ("my room" -> "living room"), and a guess that moves a robot is a false 
 Only the first hop (the user's request) is decided from the user's words; after a
 tool ran, :class:`SchemaFirstDecoder` answers in words unless ``chain_calls`` is set
 (then its fallback decides), because re-reading the same request would repeat the call.
-
-Why one module of ~570 lines: the four decoders are one concept (a decision) and share
-the request/decision types, the prompt helpers (the tool menu, the first-token choice,
-literal options) and the clarification store that makes a decision's question answerable.
-Split candidates if it grows: :class:`Clarifications` (its own state and TTL) and the two
-single-decode baselines (:class:`GrammarDecoder`, :class:`FreeTextDecoder`).
 """
 
 from __future__ import annotations
