@@ -110,8 +110,8 @@ class GrammarBuilder:
             extra = schema.get("additionalProperties")
             if isinstance(extra, Mapping):
                 v = self.value(extra, hint + "-value")
-                kv = self.add(hint + "-kv", f'{self._prim("string")} {ws} ":" {ws} {v}')
-                return self.add(hint, f'"{{" {ws} ( {kv} ( "," {ws} {kv} )* )? {ws} "}}"')
+                pair = self.add(hint + "-kv", f'{self._prim("string")} {ws} ":" {ws} {v}')
+                return self.add(hint, f'"{{" {ws} ( {pair} ( "," {ws} {pair} )* )? {ws} "}}"')
             return self.add(hint, f'"{{" {ws} "}}"')
         required = [k for k in props if k in set(schema.get("required", []))]
         optional = [k for k in props if k not in required]

@@ -305,8 +305,8 @@ def convert(value: float, said: Unit | None, wanted: Unit | None) -> float:
     Raises :class:`UnitMismatch` across dimensions: ten seconds is no distance, and a
     robot must ask rather than drive ten meters.
     """
-    if not same_dimension(said, wanted):
-        raise UnitMismatch(f"{value:g} {UNIT_NAMES.get(said, said[0])} is not a {wanted[0]}")  # type: ignore[index]
+    if said is not None and wanted is not None and not same_dimension(said, wanted):
+        raise UnitMismatch(f"{value:g} {UNIT_NAMES.get(said, said[0])} is not a {wanted[0]}")
     if said is None or wanted is None or said[1] == wanted[1]:
         return value
     return round(value * said[1] / wanted[1], 6)
