@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
+from edgevox.agents import llm_agent
 from edgevox.config.fields import (
     HOUR_S,
     Milliseconds,
@@ -43,6 +44,7 @@ from edgevox.config.fields import (
 )
 from edgevox.engines import audio_sounddevice, llm_llama_cpp, stt_faster_whisper, tts_piper, vad_silero, vad_webrtc
 from edgevox.integrations.config import BridgesConfig
+from edgevox.orchestration import workflows
 from edgevox.orchestration.config import OrchestrationConfig
 
 # --- shared types ------------------------------------------------------------------------------
@@ -381,7 +383,7 @@ class AgentConfig(Section):
     """An LLM agent: instructions and tools, or a factory that builds the agent."""
 
     instructions: StrictStr = Field(
-        "You are a helpful voice assistant. Answer in one or two short spoken sentences.",
+        llm_agent.DEFAULT_SYSTEM_PROMPT,
         description="System prompt of the agent.",
     )
     tools: list[Ref] = Field(
@@ -428,7 +430,9 @@ class WorkflowConfig(Section):
     steps: list[Name] = Field(description="Agent or workflow names this workflow runs (one for loop/retry/timeout).")
     until: Ref | None = Field(None, description="loop: `module:function(result) -> bool` that ends the loop.")
     max_iterations: Annotated[StrictInt, Field(ge=1, le=10_000)] = Field(3, description="loop: maximum iterations.")
-    attempts: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(2, description="retry: total attempts.")
+    attempts: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
+        workflows.DEFAULT_RETRY_ATTEMPTS, description="retry: total attempts."
+    )
     timeout_s: Seconds = Field(30.0, description="timeout: seconds before the step is cancelled.")
     reduce: Ref | None = Field(
         None, description="parallel: `module:function(results) -> result`; null joins the replies."

@@ -104,7 +104,7 @@ class Pipeline(Orchestration):
     name = "pipeline"
 
     def __init__(self, agents: Sequence[Agent], **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
         self.agents = _check_agents("Pipeline", agents)
 
     def _record(self) -> str:
@@ -174,7 +174,7 @@ class Swarm(Orchestration):
         aliases: Mapping[str, str] | None = None,
         **kw: object,
     ) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
         self.agents = {child_name(a): a for a in _check_agents("Swarm", agents)}
         self.entry = entry or next(iter(self.agents))
         if self.entry not in self.agents:
@@ -268,7 +268,7 @@ class Supervisor(Orchestration):
         acknowledgement: str = "I'm working on it and will tell you when it's done.",
         **kw: object,
     ) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
         if strategy not in ("sequential", "parallel"):
             raise ValueError(f"Supervisor strategy {strategy!r}: must be 'sequential' or 'parallel'")
         if async_delivery and delivery is None:
@@ -417,7 +417,7 @@ class Loop(Orchestration):
         max_iterations: int = 3,
         **kw: object,
     ) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
         if strategy not in ("all", "any", "majority"):
             raise ValueError(f"Loop strategy {strategy!r}: must be 'all', 'any' or 'majority'")
         if max_iterations < 1:

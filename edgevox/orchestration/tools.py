@@ -36,7 +36,7 @@ def handoff_conversation(
     summary: str,
     next_phase: str | None = None,
     with_return: bool = False,
-    ctx: AgentContext = None,  # type: ignore[assignment]
+    ctx: AgentContext = None,  # type: ignore[assignment]  # injected by the tool runner, never None in a call
 ) -> str:
     """Hand this conversation to another agent (who answers from the next turn, or at once in a swarm).
 
@@ -67,7 +67,7 @@ def handoff_conversation(
 
 
 @tool
-def delegate(agent: str, task: str, ctx: AgentContext = None) -> str:  # type: ignore[assignment]
+def delegate(agent: str, task: str, ctx: AgentContext = None) -> str:  # type: ignore[assignment]  # injected by the tool runner
     """Ask another agent to do a sub-task and return its answer.
 
     Args:

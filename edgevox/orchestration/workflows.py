@@ -147,10 +147,14 @@ class Repeat(Workflow):
         return _merged(self.name, steps, steps[-1])
 
 
+DEFAULT_RETRY_ATTEMPTS = 2
+"""Total attempts of a :class:`Retry` (and of a config workflow ``kind: retry``) unless given."""
+
+
 class Retry(Workflow):
     """Re-run ``agent`` on failure (not on cancellation), up to ``attempts`` times."""
 
-    def __init__(self, agent: Agent, attempts: int = 3, *, name: str = "retry") -> None:
+    def __init__(self, agent: Agent, attempts: int = DEFAULT_RETRY_ATTEMPTS, *, name: str = "retry") -> None:
         if attempts < 1:
             raise ValueError(f"Retry attempts = {attempts}: must be >= 1")
         self.agent, self.attempts, self.name = agent, attempts, name

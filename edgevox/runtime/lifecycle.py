@@ -201,12 +201,12 @@ def stop_timeout(timeout_s: float | None, timeout: float | None, default: float)
     return default if chosen is None else chosen
 
 
-class _StopRun:
+class _StopRun(Generic[R]):
     __slots__ = ("done", "result", "waiting", "thread")
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.result: object = None
+        self.result: R | None = None
         self.waiting = 0
         self.thread = threading.current_thread()
 
@@ -233,7 +233,7 @@ class SharedStop(Generic[R]):
         self._still_running = still_running
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._current: _StopRun | None = None
+        self._current: _StopRun[R] | None = None
 
     @property
     def in_progress(self) -> bool:
@@ -256,7 +256,7 @@ class SharedStop(Generic[R]):
             current = self._current
             mine = current is None
             if current is None:
-                current = self._current = _StopRun()
+                current = self._current = _StopRun[R]()
             elif current.thread is threading.current_thread():
                 return self._still_running()  # re-entered from inside the stop: never wait for ourselves
             else:
@@ -268,7 +268,7 @@ class SharedStop(Generic[R]):
             with self._lock:
                 current.waiting -= 1
             if finished and current.result is not None:
-                return current.result  # type: ignore[return-value]
+                return current.result
             return self._still_running()  # our deadline came first (or the stop raised)
         try:
             result = stop(deadline)

@@ -78,7 +78,7 @@ class FakeAudioIn:
             self._queue.put(_EOF)  # stay at end-of-file for later reads
             raise EOFError("FakeAudioIn closed")
         self.blocks_read += 1
-        return item  # type: ignore[return-value]
+        return item  # type: ignore[return-value]  # the queue holds blocks and the _EOF sentinel, handled above
 
     def stop(self) -> None:
         self.stopped = True

@@ -88,12 +88,14 @@ def _voice_pairs() -> list[tuple[str, Any, str]]:
 
 def _runtime_and_agent_pairs() -> list[tuple[str, Any, str]]:
     from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.orchestration.workflows import Retry
     from edgevox.runtime.background import BackgroundAgent
     from edgevox.runtime.pool import AgentPool
 
     pairs: list[tuple[str, Any, str]] = [
         ("agent.max_tool_hops", LLMAgent, "max_tool_hops"),
         ("safety.tool_timeout_s", LLMAgent, "tool_timeout_s"),
+        ("workflow.attempts", Retry, "attempts"),
     ]
     for key in ("max_queue", "overflow", "restart", "max_restarts", "restart_window_s"):
         pairs += [(f"background.{key}", BackgroundAgent, key), (f"background.{key}", AgentPool.start_background, key)]
@@ -101,10 +103,12 @@ def _runtime_and_agent_pairs() -> list[tuple[str, Any, str]]:
 
 
 def _config_default(dotted: str) -> Any:
-    from edgevox.config.schema import AgentConfig, BackgroundAgentConfig
+    from edgevox.config.schema import AgentConfig, BackgroundAgentConfig, WorkflowConfig
 
     if dotted.startswith("agent."):  # a section with no default instance: one field's default
         return AgentConfig.model_fields[dotted.removeprefix("agent.")].default
+    if dotted.startswith("workflow."):
+        return WorkflowConfig.model_fields[dotted.removeprefix("workflow.")].default
     if dotted.startswith("background."):
         return BackgroundAgentConfig.model_fields[dotted.removeprefix("background.")].default
     value: Any = AppConfig()
@@ -149,3 +153,12 @@ def test_the_safety_stop_phrases_default_to_the_matchers_phrases():
     from edgevox.voice.stop_phrases import StopPhraseMatcher
 
     assert tuple(AppConfig().safety.stop_phrases) == tuple(_param_default(StopPhraseMatcher, "phrases"))
+
+
+def test_an_agent_built_bare_and_a_config_agent_get_the_same_system_prompt():
+    from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.config.schema import AgentConfig
+    from edgevox.testing.fake_engines import ScriptedLLM
+
+    assert LLMAgent("bare", llm=ScriptedLLM([])).instructions == _config_default("agent.instructions")
+    assert AgentConfig().instructions == _config_default("agent.instructions")
