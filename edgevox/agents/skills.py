@@ -235,7 +235,7 @@ class SkillExecutor:
         handle.add_done_callback(self._forget)
         # Registered with the runtime (not the turn that started it) so a safety stop from any
         # source reaches it; the activity ends when the body's thread really returns.
-        registry = getattr(handle._ctx, "activities", None)
+        registry = handle._ctx.activities if handle._ctx is not None else None
         activity = (
             registry.start("skill", handle.skill, handle.token, cancel=handle.cancel) if registry is not None else None
         )

@@ -27,13 +27,16 @@ import typing
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from edgevox.agents.tool_result import ToolCall, ToolResult, safe_str
 from edgevox.agents.tool_schema import jsonable_default, parse_docstring, schema_for, strip_annotated, with_doc
 from edgevox.agents.tool_validation import show_value, validate_value
 from edgevox.errors import Cancelled, ToolArgumentError, ToolExecutionError
 from edgevox.runtime.speculation import DISCARD_REASON
+
+if TYPE_CHECKING:
+    from edgevox.runtime.context import AgentContext, CancelToken
 
 _MISSING = object()
 
@@ -77,7 +80,12 @@ class Tool:
         return out
 
     def invoke(
-        self, arguments: Any, ctx: Any = None, *, call_id: str | None = None, timeout_s: float | None = None
+        self,
+        arguments: Any,
+        ctx: AgentContext | None = None,
+        *,
+        call_id: str | None = None,
+        timeout_s: float | None = None,
     ) -> ToolResult:
         """Validate and run; never raises for bad arguments or tool failures (they become results).
 
@@ -96,15 +104,13 @@ class Tool:
             kwargs = self.validate(arguments)
         except ToolArgumentError as exc:
             return ToolResult(call, ok=False, error=str(exc), error_kind="arguments")
-        may_act = getattr(ctx, "may_act", None)  # AgentContext.may_act: waits out a speculative turn
-        if may_act is not None and not may_act():
+        if ctx is not None and not ctx.may_act():  # waits out a speculative turn
             # Decided on a guess (a speculative transcript) that was then discarded: never act.
             return ToolResult(
                 call, ok=False, error=f"tool {self.name!r} not run: {DISCARD_REASON}", error_kind="cancelled"
             )
         deadline = self.timeout_s if self.timeout_s is not None else timeout_s
-        token = getattr(ctx, "cancel_token", None)
-        if deadline is None and token is None:
+        if deadline is None and ctx is None:
             return self._result(call, lambda: self.call_validated(kwargs, ctx))
         return _run_with_deadline(self, call, kwargs, ctx, deadline)
 
@@ -119,7 +125,7 @@ class Tool:
             return ToolResult(call, ok=False, error=str(exc), error_kind="execution")
         return ToolResult(call, ok=True, value=value)
 
-    def call_validated(self, kwargs: dict[str, Any], ctx: Any = None) -> Any:
+    def call_validated(self, kwargs: dict[str, Any], ctx: AgentContext | None = None) -> Any:
         """Run with already validated arguments; an exception inside becomes ToolExecutionError.
 
         An ``async def`` tool runs to completion on a fresh event loop in the calling thread;
@@ -129,10 +135,10 @@ class Tool:
             kwargs = {**kwargs, self.context_param: ctx}
         try:
             if self.is_async:
-                return _run_coroutine(self.func(**kwargs), getattr(ctx, "cancel_token", None))
+                return _run_coroutine(self.func(**kwargs), ctx.cancel_token if ctx is not None else None)
             value = self.func(**kwargs)
             if inspect.isawaitable(value):  # a plain function that returned a coroutine: await it
-                return _run_coroutine(value, getattr(ctx, "cancel_token", None))
+                return _run_coroutine(value, ctx.cancel_token if ctx is not None else None)
             return value
         except (Cancelled, ToolExecutionError):
             raise
@@ -299,7 +305,7 @@ class ToolBox:
 
 
 def _run_with_deadline(
-    t: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: Any, deadline_s: float | None
+    t: Tool, call: ToolCall, kwargs: dict[str, Any], ctx: AgentContext | None, deadline_s: float | None
 ) -> ToolResult:
     """Run ``t`` on its own registered thread; wait for the result, the deadline or a cancel."""
     import threading
@@ -307,9 +313,8 @@ def _run_with_deadline(
     from edgevox.runtime.activities import start_activity
     from edgevox.runtime.context import CancelToken
 
-    parent = getattr(ctx, "cancel_token", None)
-    token = parent.child(f"tool:{t.name}") if parent is not None else CancelToken(f"tool:{t.name}")
-    tool_ctx = ctx.child(cancel_token=token) if hasattr(ctx, "child") else ctx
+    token = ctx.cancel_token.child(f"tool:{t.name}") if ctx is not None else CancelToken(f"tool:{t.name}")
+    tool_ctx = ctx.child(cancel_token=token) if ctx is not None else None
     box: list[ToolResult] = []
     finished = threading.Event()
 
@@ -350,18 +355,22 @@ def _run_with_deadline(
     )
 
 
-def _run_coroutine(coro: Any, token: Any) -> Any:
+def _cancel_soon(loop: Any, task: Any) -> None:
+    loop.call_soon_threadsafe(task.cancel)
+
+
+def _run_coroutine(coro: Any, token: CancelToken | None) -> Any:
     """Run ``coro`` on a fresh event loop in this thread; a cancelled ``token`` cancels it."""
     import asyncio
 
     async def main() -> Any:
         task = asyncio.ensure_future(coro)
         loop = asyncio.get_running_loop()
-        remove = token.on_cancel(lambda _r: loop.call_soon_threadsafe(task.cancel)) if token is not None else None
+        remove = token.on_cancel(lambda _r: _cancel_soon(loop, task)) if token is not None else None
         try:
             return await task
         except asyncio.CancelledError:
-            raise Cancelled(getattr(token, "reason", "") or "cancelled") from None
+            raise Cancelled((token.reason if token is not None else "") or "cancelled") from None
         finally:
             if remove is not None:
                 remove()
