@@ -1,5 +1,8 @@
 """Model references: builtin names, local paths and Hugging Face files.
 
+Over 400 lines because a model reference is one concept: parsing, resolving, pulling, listing
+and verifying all read the same builtin table and hub-reference format.
+
 A *model reference* is what a config names (``stt.model``, ``llm.model``...):
 
 ``"whisper-tiny.en"`` / ``"smollm2-135m"`` / ``"piper-joe-medium"``

@@ -1,5 +1,9 @@
 """``edgevox run``, ``edgevox check`` and ``edgevox devices``.
 
+Over 400 lines because ``run`` is one flow (load, build with progress, signal handling, drive
+the text REPL, a WAV or ``--say``, report the outcome) with ``check`` and ``devices`` as thin
+neighbours, kept in the one module that may print and read stdin.
+
 ``run CONFIG`` builds the application described by CONFIG (a path or a builtin name such
 as ``default``) and runs it until Ctrl-C (then shuts down within
 ``runtime.shutdown_timeout_s``), until a WAV input has been answered, or after one

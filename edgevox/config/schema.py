@@ -1,5 +1,9 @@
 """The config schema: typed pydantic v2 models for one edgevox application.
 
+Over 400 lines because it is one schema: one short section class per part of the application,
+read together because :class:`AppConfig` cross-checks their names; sections owned by other
+subsystems already live in their packages.
+
 One YAML file describes a whole application: engines and their models, audio in and
 out, endpointing, the safety stop, agents and their tools, workflows, background
 agents, the agent pool, orchestration, bridges and logging. :func:`edgevox.config.load`

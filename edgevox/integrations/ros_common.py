@@ -1,5 +1,9 @@
 """What the ROS 2 and ROS 1 bridges share: topic roles, JSON messages, the skill goal protocol.
 
+Over 400 lines because the bridge core is one hand-over protocol: the untrusted-input checks,
+the inbox worker, the outbox and the skill goal protocol share its counters and locks, whichever
+ROS version carries them.
+
 :class:`RosBridgeCore` knows nothing about rclpy or rospy. A transport (``ros2.py``,
 ``ros1.py``) creates one publisher per :meth:`RosBridgeCore.outgoing_topics` and one
 subscriber per :meth:`RosBridgeCore.incoming_topics`, calls :meth:`handle` from its ROS

@@ -1,5 +1,10 @@
 """The bus over Zenoh: selected events and blackboard requests cross processes and machines.
 
+Over 400 lines because the bridge is one object with one lifecycle over one Zenoh session: its
+publishers, subscribers, liveliness token and request forwarding are declared, counted and
+undeclared together; serving blackboard requests and opening the session already live in
+``zenoh_serve.py`` and ``zenoh_session.py``.
+
 Key expressions (``<ns>`` is ``ZenohBridgeConfig.namespace``, e.g. ``edgevox/robot1``)::
 
     <ns>/events/<kind>        one sample per forwarded event (JSON envelope, see serialization.py)

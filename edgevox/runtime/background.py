@@ -1,5 +1,9 @@
 """BackgroundAgent: an agent on its own supervised thread, triggered by bus events.
 
+Over 400 lines because a BackgroundAgent is one state machine: its incarnation loop, its exit
+path (the OTP restart decision) and its stop share one lock and one state, and nearly 50 of the
+lines are their specification, below.
+
 Threads
 -------
 * The publisher's thread runs only a filter and a bounded ``Mailbox.put`` (own

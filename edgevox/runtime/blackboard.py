@@ -1,5 +1,9 @@
 """The Blackboard: shared, versioned key/value state with watchers and request/reply.
 
+Over 400 lines because keys, versions, watchers and request/reply share one lock and one commit
+path (a request is a write plus a watcher on its reply key); split apart, the ordering
+guarantees below would span modules.
+
 Threading model
 ---------------
 * Every read and write takes one short lock; nothing user-supplied runs under it

@@ -1,5 +1,9 @@
 """The EventBus: typed publish/subscribe between the parts of one runtime.
 
+Over 400 lines because the EventBus and its Subscription are one contract (delivery modes,
+ordering, failure, closing) and nearly 50 of the lines are that contract, written below; the
+Mailbox already lives in ``runtime/mailbox.py``.
+
 Delivery modes
 --------------
 * **sync** (default): ``handler(event)`` runs on the publisher's thread, after the

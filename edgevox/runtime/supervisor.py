@@ -1,5 +1,9 @@
 """RestartSupervisor: OTP restart strategies over an ordered list of children.
 
+Over 400 lines because it is one state machine: the three strategies, the restart budget, the
+deadline-bounded stop and the supervision loop share one lock and one child list, and read best
+together.
+
 A child is anything that can be started with an escalation hook and stopped with
 a timeout; :class:`ChildSpec` adapts a BackgroundAgent (``ChildSpec.for_background``)
 or a nested RestartSupervisor (``ChildSpec.for_supervisor``).
