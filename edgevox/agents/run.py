@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from edgevox.agents.base import Agent, AgentResult, Handoff
 from edgevox.agents.events import HandoffEvent, ReplyDelta
 from edgevox.errors import Cancelled
+from edgevox.runtime.agent import agent_name
 from edgevox.runtime.timers import Deadline
 
 if TYPE_CHECKING:
@@ -43,12 +44,7 @@ ChildRun = Generator["Event", None, AgentResult]
 
 def child_name(agent: Agent) -> str:
     """The agent's name, or a TypeError saying which part of the contract is missing."""
-    name = getattr(agent, "name", None)
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"{agent!r} is not an agent: it needs a non-empty str `name` and `stream(task, ctx)`")
-    if not callable(getattr(agent, "stream", None)):
-        raise TypeError(f"agent {name!r} has no stream(task, ctx); subclass edgevox.agents.AgentBase")
-    return name
+    return agent_name(agent, method="stream")
 
 
 def stream_child(
