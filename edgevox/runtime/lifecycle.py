@@ -92,7 +92,8 @@ class Lifecycle(Generic[S]):
 
 
 class ComponentState(str, Enum):
-    """The states of a component that starts once and stops once (App, bridges)."""
+    """The states of a component that starts once and stops once (App, the voice loop, bridges,
+    the Runtime, whose ``RuntimeState`` is this enum)."""
 
     NEW = "new"
     STARTING = "starting"

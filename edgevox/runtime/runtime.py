@@ -31,26 +31,20 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from enum import Enum
 from typing import Any
 
 from edgevox.runtime.activities import SAFETY_STOP_REASON, ActivityRegistry, CancelReport
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.events import ErrorEvent, Event, ShutdownEvent, StopEvent
-from edgevox.runtime.lifecycle import Lifecycle, SharedStop, StopReport, stop_timeout
+from edgevox.runtime.lifecycle import ComponentState, Lifecycle, SharedStop, StopReport, stop_timeout
 from edgevox.runtime.limits import wait_s
 from edgevox.runtime.pool import AgentPool
 from edgevox.runtime.supervisor import RestartSupervisor, Strategy
 
-
-class RuntimeState(str, Enum):
-    NEW = "new"
-    STARTING = "starting"
-    RUNNING = "running"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-    FAILED = "failed"
+RuntimeState = ComponentState
+"""A Runtime's states are the components' states; only its transitions differ (``_TRANSITIONS``:
+a running Runtime fails when its root supervisor gives up)."""
 
 
 _S = RuntimeState
