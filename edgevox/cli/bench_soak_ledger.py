@@ -64,7 +64,7 @@ class TurnLedger:
         self.late = 0
         """Lost turns that finished after all (after the timeout)."""
         self.trail: deque[str] = deque(maxlen=60)
-        """The latest events, one line each (printed when a step hangs)."""
+        """The latest events except stream ticks, one line each (printed when a step hangs)."""
 
     def on_event(self, event: Any) -> None:
         from edgevox.runtime.events import AgentStateEvent, ErrorEvent
@@ -79,7 +79,8 @@ class TurnLedger:
             TurnStarted,
         )
 
-        self.trail.append(_describe(event))
+        if not event.is_stream():  # skill feedback ticks and tokens would push everything else out
+            self.trail.append(_describe(event))
         if not isinstance(
             event,
             (
