@@ -68,8 +68,11 @@ def test_no_two_public_classes_share_a_name():
             if isinstance(obj, type):
                 owners.setdefault(obj.__name__, set()).add(f"{obj.__module__}.{obj.__qualname__}")
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
-    assert orch.Loop.__module__ == "edgevox.orchestration.strategies"
-    assert orch.Supervisor.__module__ == "edgevox.orchestration.strategies"
+    assert orch.Loop.__module__ == "edgevox.orchestration.strategies.loop"
+    assert orch.Supervisor.__module__ == "edgevox.orchestration.strategies.supervisor"
     for name in ("Loop", "Supervisor"):
         top = getattr(edgevox, name, None)
-        assert top is None or top.__module__ != "edgevox.orchestration.strategies"
+        assert top is None or top.__module__ not in (
+            "edgevox.orchestration.strategies.loop",
+            "edgevox.orchestration.strategies.supervisor",
+        )

@@ -1,0 +1,94 @@
+"""The ``Swarm`` strategy: one agent answers; with ``handoff_conversation`` it may pass the turn
+to a peer, who answers the same request with the summary as context. The swarm remembers
+per session who holds the conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from edgevox.agents.base import Agent, AgentResult
+from edgevox.agents.events import ReplyDelta
+from edgevox.agents.run import child_name
+from edgevox.orchestration.handoff import HandoffHandler
+from edgevox.orchestration.strategies.base import Orchestration, check_agents
+from edgevox.orchestration.workflows import Run
+from edgevox.runtime.context import AgentContext
+
+
+class Swarm(Orchestration):
+    """Peers that hand the turn to each other with ``handoff_conversation``: a same-turn handoff,
+    the target answers the same request at once with the handoff's context."""
+
+    name = "swarm"
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        entry: str | None = None,
+        *,
+        max_handoffs: int = 5,
+        aliases: Mapping[str, str] | None = None,
+        **kw: object,
+    ) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
+        self.agents = {child_name(a): a for a in check_agents("Swarm", agents)}
+        self.entry = entry or next(iter(self.agents))
+        if self.entry not in self.agents:
+            raise ValueError(f"Swarm entry {self.entry!r} is not one of {sorted(self.agents)}")
+        self.max_handoffs = max_handoffs
+        self.aliases = dict(aliases or {})
+
+    def handler(self, ctx: AgentContext) -> HandoffHandler:
+        return HandoffHandler(
+            self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish, timing="same_turn"
+        )
+
+    def _run(self, task: str, ctx: AgentContext) -> Run:
+        """The answering agent's reply streams as it is generated; the words of an agent that
+        hands the turn on are held back (spoken only if that ends the turn: a handoff to a
+        human, or too many handoffs)."""
+        handler = self.handler(ctx)
+        store = handler.store
+        state = store.state(ctx.session_id)
+        current = state.active_agent if state.active_agent in self.agents else self.entry
+        steps: list[AgentResult] = []
+        held: list[ReplyDelta] = []
+        for _hop in range(self.max_handoffs + 1):
+            handler.begin_turn(ctx.session_id)
+            state = store.update(
+                ctx.session_id,
+                lambda s, c=current: s if s.active_agent == c else s.transition(to_agent=c, reason="swarm"),
+            )
+            context, state = state.take_context()
+            store.save_state(state)
+            agent_task = f"{context}\n\nUser: {task}" if context else task
+            held = []
+            events = self.stream_call(self.agents[current], agent_task, ctx, handoff=handler)
+            try:
+                while True:
+                    try:
+                        event = next(events)
+                    except StopIteration as stop:
+                        outcome = stop.value
+                        break
+                    if isinstance(event, ReplyDelta) and handler.pending(ctx.session_id) is not None:
+                        held.append(event)  # this agent hands the turn on: its words wait
+                    else:
+                        yield event
+            finally:
+                events.close()
+            steps.append(outcome)
+            new_state = handler.commit(ctx.session_id)
+            if new_state is None or not outcome.ok or new_state.active_agent is None:
+                # No handoff, a failure, or a handoff to a human: these words are the answer.
+                yield from held
+                return AgentResult(outcome.text, agent=current, ok=outcome.ok, error=outcome.error, steps=steps)
+            current = new_state.active_agent
+        yield from held
+        return AgentResult(
+            steps[-1].text,
+            agent=steps[-1].agent,
+            ok=False,
+            error=f"{self.name}: more than {self.max_handoffs} handoffs in one turn",
+            steps=steps,
+        )
