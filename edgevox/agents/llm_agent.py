@@ -178,8 +178,21 @@ class LLMAgent(AgentBase):
         actually spoken (removed if nothing was heard). Called by the voice loop."""
         self.memory_for(ctx).truncate_reply(ctx.session_id, spoken_text, owner=ctx)
 
-    def tool(self, name: str) -> Tool | None:
+    def tool(self, name: str, ctx: AgentContext | None = None) -> Tool | None:
+        """The tool called ``name`` in a run with ``ctx`` (its per-run ``ctx.tools`` first)."""
+        if ctx is not None:
+            for t in ctx.tools:
+                if t.name == name:
+                    return t
         return self._by_name.get(name)
+
+    def tools_for(self, ctx: AgentContext) -> list[Tool]:
+        """The tools offered in a run with ``ctx``: the agent's own, with the per-run tools an
+        orchestration gives (``ctx.tools``) added, replacing the agent's tool of the same name."""
+        if not ctx.tools:
+            return self.tools
+        given = {t.name for t in ctx.tools}
+        return [t for t in self.tools if t.name not in given] + list(ctx.tools)
 
     @property
     def executor(self) -> SkillExecutor:
@@ -273,7 +286,8 @@ class LLMAgent(AgentBase):
         clarifications = self._clarifications
         if clarifications.pending(ctx.session_id) is not None and not ctx.may_act():
             return  # answering the pending question consumes it: never on a discarded guess
-        answer = clarifications.answer(ctx.session_id, task, self.tools)
+        tools = self.tools_for(ctx)
+        answer = clarifications.answer(ctx.session_id, task, tools)
         if answer.kind == "declined":
             result.data["decided_by"] = "clarified"
             yield from self.emit_text(DECLINED_REPLY, ctx, result)
@@ -285,7 +299,7 @@ class LLMAgent(AgentBase):
                 break  # out of hops: answer in words
             if hop == 0 and answer.call is not None:
                 decision = Decision(answer.call, decided_by="clarified")
-            elif not self.tools:
+            elif not tools:
                 break  # a chat agent: straight to the reply, no decision to make
             else:
                 decision = self.decoder.decide(self._request(task, messages, ctx, hop))
@@ -331,7 +345,7 @@ class LLMAgent(AgentBase):
         return DecisionRequest(
             text=task,
             messages=messages,
-            tools=self.tools,
+            tools=self.tools_for(ctx),
             generate=generate,
             instructions=self.instructions,
             hop=hop,

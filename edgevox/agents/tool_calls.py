@@ -190,12 +190,12 @@ def _refuse(
 
 def execute(agent: LLMAgent, call: ToolCall, ctx: AgentContext, result: AgentResult) -> ToolResult:
     """Run one call: a tool inline (with its deadline), a skill started in the background."""
-    t = agent.tool(call.name)
+    t = agent.tool(call.name, ctx)
     if t is None:
         return ToolResult(
             call,
             ok=False,
-            error=f"unknown tool {call.name!r}; known: {', '.join(x.name for x in agent.tools)}",
+            error=f"unknown tool {call.name!r}; known: {', '.join(x.name for x in agent.tools_for(ctx))}",
             error_kind="unknown_tool",
         )
     sk = agent.skills.get(call.name)

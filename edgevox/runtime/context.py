@@ -25,6 +25,7 @@ from edgevox.errors import Cancelled
 from edgevox.runtime.limits import optional_wait_s
 
 if TYPE_CHECKING:
+    from edgevox.agents.tools import Tool
     from edgevox.orchestration.delegation import Delegator
     from edgevox.orchestration.handoff import HandoffHandler
     from edgevox.runtime.activities import ActivityRegistry
@@ -179,6 +180,11 @@ class AgentContext:
     delegated workers; ``None``: delegation is not available to this agent)."""
     delegation_id: str | None = None
     """The registry id of the delegation this work runs in (the parent of its own delegations)."""
+    tools: tuple[Tool, ...] = ()
+    """Tools an orchestration gives the agent of this one run (a ``handoff_conversation`` whose
+    ``target`` lists exactly the agents it may reach, delegate tools...). An LLM agent offers
+    them next to its own tools, replacing its own tool of the same name. The one field
+    :meth:`child` does not carry: a worker never inherits its supervisor's tools."""
 
     @property
     def cancelled(self) -> bool:
@@ -195,6 +201,7 @@ class AgentContext:
             raise TypeError(f"AgentContext.child(): unknown fields {sorted(unknown)}; valid: {names}")
         values = {name: getattr(self, name) for name in names}
         values["cancel_token"] = self.cancel_token.child(self.agent_name)
+        values["tools"] = ()  # given for one agent's run, never inherited (see the field)
         values.update(overrides)
         return AgentContext(**values)
 

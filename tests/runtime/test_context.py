@@ -37,11 +37,13 @@ def test_child_carries_every_field_and_links_a_fresh_cancel_token():
     }
     fields = {f.name for f in dataclasses.fields(AgentContext)}
     # a new field added to AgentContext must be added here, so the carry-over is proven for it
-    assert fields == set(sentinel_values) | {"cancel_token"}
-    parent = AgentContext(**sentinel_values)
+    assert fields == set(sentinel_values) | {"cancel_token", "tools"}
+    parent = AgentContext(**sentinel_values, tools=(object(),))  # type: ignore[arg-type]
     child = parent.child()
     for name, value in sentinel_values.items():
         assert getattr(child, name) is value, name
+    # per-run tools are the one field not inherited: a worker never gets its supervisor's tools
+    assert child.tools == () and parent.child(tools=parent.tools).tools == parent.tools
     assert child.cancel_token is not parent.cancel_token
     parent.cancel_token.cancel("barge-in")
     assert child.cancelled and child.cancel_token.reason == "barge-in"
