@@ -201,9 +201,10 @@ class App:
         else:
             self.loop.interrupt()
 
-    def submit_text(self, text: str) -> int:
-        """A typed user turn (the safety stop is checked first). Returns its turn id."""
-        return self.loop.submit_text(text)
+    def submit_text(self, text: str, *, channel: str = "text") -> int:
+        """A typed user turn (the safety stop is checked first); ``channel`` names where it came
+        from (what routing rules' ``channel_types`` match). Returns its turn id."""
+        return self.loop.submit_text(text, channel=channel)
 
     def say(self, text: str) -> int:
         """Speak ``text`` as the robot, after any turn in progress. Returns its turn id."""

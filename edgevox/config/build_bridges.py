@@ -21,7 +21,7 @@ def make_bridges(
     cfg: BridgesConfig,
     runtime: Runtime,
     *,
-    on_text: Callable[[str], object] | None = None,
+    on_text: Callable[..., object] | None = None,
     on_say: Callable[[str], object] | None = None,
     main: Agent | None = None,
     main_name: str = "",
@@ -32,7 +32,9 @@ def make_bridges(
     ROS bridges get the text handlers (a user turn; words to speak as they are), the main
     agent's skills with its executor when it is an LLMAgent with skills (so a safety stop on
     the bus cancels goals that ROS clients started, like the agent's own) and a context on
-    the runtime's bus and blackboard.
+    the runtime's bus and blackboard. ``on_text(text, channel=...)`` is called with the
+    bridge's name (``ros2``/``ros1``) as the channel, so routing rules can tell a ROS turn
+    from a spoken or typed one (``App`` passes ``VoiceLoop.submit_text``).
     """
     from edgevox.agents.llm_agent import LLMAgent
 
@@ -48,16 +50,25 @@ def make_bridges(
     if cfg.ros2.enabled:
         from edgevox.integrations.ros2 import Ros2Bridge
 
-        ros2 = Ros2Bridge(bus, cfg.ros2, on_text=on_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
+        ros2_text = _from_channel(on_text, "ros2")
+        ros2 = Ros2Bridge(bus, cfg.ros2, on_text=ros2_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
         out.append(("ros2", ros2))
     if cfg.ros1.enabled:
         try:
             from edgevox.integrations.ros1 import Ros1Bridge
         except ModuleNotFoundError as exc:
             raise ConfigError(f"bridges.ros1.enabled: the ROS 1 bridge is not available here: {exc}") from None
-        ros1 = Ros1Bridge(bus, cfg.ros1, on_text=on_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
+        ros1_text = _from_channel(on_text, "ros1")
+        ros1 = Ros1Bridge(bus, cfg.ros1, on_text=ros1_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
         out.append(("ros1", ros1))
     return out
+
+
+def _from_channel(on_text: Callable[..., object] | None, channel: str) -> Callable[[str], object] | None:
+    """``on_text`` called with ``channel=`` the bridge's name (None stays None)."""
+    if on_text is None:
+        return None
+    return lambda text: on_text(text, channel=channel)
 
 
 def check_bridges(cfg: BridgesConfig) -> list[tuple[str, str, str]]:

@@ -180,6 +180,10 @@ class AgentContext:
     delegated workers; ``None``: delegation is not available to this agent)."""
     delegation_id: str | None = None
     """The registry id of the delegation this work runs in (the parent of its own delegations)."""
+    channel: str = ""
+    """The channel the user turn came from: ``voice`` (spoken), ``text`` (typed), ``ros2``/``ros1``
+    (a bridge's text input) or an application's own name; "" when unknown. Set by the voice loop
+    per turn; orchestration routing matches it (``RoutingConditions(channel_types=...)``)."""
     tools: tuple[Tool, ...] = ()
     """Tools an orchestration gives the agent of this one run (a ``handoff_conversation`` whose
     ``target`` lists exactly the agents it may reach, delegate tools...). An LLM agent offers

@@ -70,7 +70,8 @@ class TranscriptEvent(VoiceEvent):
     kind: ClassVar[str] = "voice.transcript"
     text: str = ""
     origin: str = "voice"
-    """``"voice"`` (transcribed) or ``"text"`` (submitted with ``submit_text``)."""
+    """``"voice"`` (transcribed), ``"text"`` (submitted with ``submit_text``) or the channel
+    ``submit_text`` was given (``"ros2"``, ``"ros1"`` for a bridge's text input)."""
     stt_s: float = 0.0
     """Seconds spent transcribing (0 for typed text)."""
     stop_phrase: str = ""

@@ -316,15 +316,20 @@ class VoiceLoop:
 
     # -- public inputs ------------------------------------------------------------------------
 
-    def submit_text(self, text: str) -> int:
-        """Handle typed text like a transcript (stop check first, then a queued turn). Returns its turn id."""
+    def submit_text(self, text: str, *, channel: str = "text") -> int:
+        """Handle typed text like a transcript (stop check first, then a queued turn). Returns its turn id.
+
+        ``channel`` names where the text came from (``text``; a ROS bridge passes ``ros2``/``ros1``):
+        the transcript's ``origin`` and the turn's ``ctx.channel``, which routing rules match."""
         self._require_running("submit_text()")
+        if not channel:
+            raise ValueError("VoiceLoop.submit_text: channel must name where the text came from, e.g. 'text'")
         q = self._q
         turn_id = next(q.ids)
         with q.cond:
             q.stt_busy = True  # counts as pending work until queued, so wait_idle cannot slip through
         try:
-            self._transcriber.handle_transcript(turn_id, text.strip(), origin="text", stt_s=0.0, echo=False)
+            self._transcriber.handle_transcript(turn_id, text.strip(), origin=channel, stt_s=0.0, echo=False)
         finally:
             with q.cond:
                 q.stt_busy = False

@@ -73,6 +73,8 @@ class TurnRequest:
     """Set for a turn started on a speculative transcript: held until committed."""
     samples: int = 0
     """Speculative turn: length of the pause audio its transcript came from."""
+    channel: str = "voice"
+    """Where the turn came from (``voice``, ``text``, ``ros2``...): the turn's ``ctx.channel``."""
 
     def run_or_hold(self, action: Callable[[], None]) -> None:
         """Run ``action`` now, or hold it until this speculative turn is committed."""

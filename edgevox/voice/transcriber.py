@@ -154,7 +154,7 @@ class Transcriber:
             final_queued = any(u.turn_id == utt.turn_id for u in q.utterances)
             if q.stopping.is_set() or busy or final_queued:
                 return
-            ctx = q.loop_context.child(turn_id=utt.turn_id)
+            ctx = q.loop_context.child(turn_id=utt.turn_id, channel="voice")
             ctx.speculation = Speculation(ctx.cancel_token, label=f"turn {utt.turn_id}")
             request = TurnRequest(utt.turn_id, text, ctx=ctx, speculation=ctx.speculation, samples=utt.audio.shape[0])
             q.spec_turn = request
@@ -210,5 +210,5 @@ class Transcriber:
         with q.cond:
             if q.stopping.is_set():
                 return
-            q.turns.append(TurnRequest(turn_id, text))
+            q.turns.append(TurnRequest(turn_id, text, channel=origin))
             q.cond.notify_all()

@@ -102,7 +102,7 @@ class Turns:
                 request = q.turns.popleft()
                 if request.speculation is not None and request.speculation.discarded:
                     continue  # a guess dropped before it started
-                ctx = request.ctx or q.loop_context.child(turn_id=request.turn_id)
+                ctx = request.ctx or q.loop_context.child(turn_id=request.turn_id, channel=request.channel)
                 audio = TurnAudio(request.turn_id, ctx.cancel_token)
                 q.current = CurrentTurn(request, ctx, audio)
             # Every turn is registered so any stop reaches it - except the stop's own confirmation.

@@ -34,6 +34,7 @@ def test_child_carries_every_field_and_links_a_fresh_cancel_token():
         "handoff_brief": "wants a human; user: help",
         "delegator": object(),
         "delegation_id": "worker-1",
+        "channel": "ros2",
     }
     fields = {f.name for f in dataclasses.fields(AgentContext)}
     # a new field added to AgentContext must be added here, so the carry-over is proven for it
