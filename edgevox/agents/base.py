@@ -115,6 +115,9 @@ HandoffTiming = Literal["same_turn", "next_turn"]
 Swarm), or from the user's next turn on (``handoff_conversation`` under a Coordinator)."""
 
 CONTEXT_PREFIX = "Context from the previous agent: "
+HANDOFF_HISTORY_TURNS = 6
+"""Recent messages (user and assistant, each one turn) a handoff carries by default
+(``orchestration.handoff.history_turns`` configures it for orchestrations)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,13 @@ class Handoff:
     """One handoff, whichever tool asked for it: who hands to whom, when, and what the target
     needs to know. Produced by the ``handoff_to_<name>`` tools and by ``handoff_conversation``;
     a same-turn handoff is executed by :func:`edgevox.agents.run.stream_handoff`, a next-turn one
-    is applied to the session by :class:`edgevox.orchestration.handoff.HandoffHandler`."""
+    is applied to the session by :class:`edgevox.orchestration.handoff.HandoffHandler`.
+
+    It carries OmniForge's handoff message fields: the thread (``thread_id``, the session it
+    belongs to), the user (``user_id``, "" if unknown), source and target agent, ``summary``,
+    ``reason``, and the recent turns that travel with it (``history_count`` of them), plus
+    ``return_expected`` (edgevox's ``with_return``) and ``preserve_state``.
+    :meth:`message` is all of them as one dict."""
 
     from_agent: str
     target: str
@@ -132,14 +141,83 @@ class Handoff:
     summary: str = ""
     """What the target needs to know, in the handing agent's words."""
     recent: tuple[str, ...] = ()
-    """The last turns of the conversation, ``"role: text"``, oldest first."""
+    """The last turns of the conversation, ``"role: text"``, oldest first (so the user never
+    has to repeat what they said to the previous agent)."""
     next_phase: str | None = None
     with_return: bool = False
+    """The conversation comes back to ``from_agent`` afterwards (OmniForge: ``return_expected``)."""
+    thread_id: str = ""
+    """The conversation (session) this handoff belongs to; "" = the one it is requested in."""
+    user_id: str = ""
+    """Who the user is, when known ("" otherwise)."""
+    preserve_state: bool = False
+    """With return: the handing agent's scratch state is kept and given back when the
+    conversation returns (without it, that agent starts fresh)."""
+
+    @property
+    def return_expected(self) -> bool:
+        """OmniForge's name for :attr:`with_return`."""
+        return self.with_return
+
+    @property
+    def source_agent(self) -> str:
+        return self.from_agent
+
+    @property
+    def target_agent(self) -> str:
+        return self.target
+
+    @property
+    def history_count(self) -> int:
+        """How many recent turns travel with the handoff."""
+        return len(self.recent)
+
+    def message(self) -> dict[str, Any]:
+        """The handoff message, OmniForge's fields by their names (JSON-serialisable)."""
+        return {
+            "thread_id": self.thread_id,
+            "user_id": self.user_id,
+            "source_agent": self.from_agent,
+            "target_agent": self.target,
+            "summary": self.summary,
+            "reason": self.reason,
+            "history_count": self.history_count,
+            "history": list(self.recent),
+            "return_expected": self.with_return,
+            "preserve_state": self.preserve_state,
+            "next_phase": self.next_phase,
+            "timing": self.timing,
+        }
+
+    @classmethod
+    def from_message(cls, message: Mapping[str, Any]) -> Handoff:
+        """A handoff from its message (:meth:`message`); OmniForge's names are accepted
+        (``source_agent``, ``target_agent``, ``return_expected``) next to edgevox's."""
+        timing = message.get("timing", "next_turn")
+        return cls(
+            from_agent=str(message.get("source_agent", message.get("from_agent", ""))),
+            target=str(message.get("target_agent", message.get("target", ""))),
+            timing="same_turn" if timing == "same_turn" else "next_turn",
+            reason=str(message.get("reason", "")),
+            summary=str(message.get("summary", "")),
+            recent=tuple(str(t) for t in message.get("history", message.get("recent", ()))),
+            next_phase=message.get("next_phase") or None,
+            with_return=bool(message.get("return_expected", message.get("with_return", False))),
+            thread_id=str(message.get("thread_id", "")),
+            user_id=str(message.get("user_id", "")),
+            preserve_state=bool(message.get("preserve_state", False)),
+        )
 
     def brief(self) -> str:
-        """The summary and the recent turns, in one line ("" if there is nothing). The reason is
-        for the record (events, logs), not for the target."""
-        return "; ".join(p for p in (self.summary, *self.recent) if p)
+        """What the target reads, in one line ("" if there is nothing): the summary, the user
+        (when known) and the recent turns. The reason is for the record (events, logs)."""
+        parts = [self.summary.strip()] if self.summary.strip() else []
+        if self.user_id:
+            parts.append(f"User id: {self.user_id}.")
+        if self.recent:
+            turns = "turn" if len(self.recent) == 1 else f"{len(self.recent)} turns"
+            parts.append(f"The last {turns}: " + " | ".join(self.recent))
+        return " ".join(parts)
 
     def context(self) -> str:
         """What the target reads before the request: ``"Context from the previous agent: <brief>"``."""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from edgevox.agents.base import Agent, AgentResult, Handoff
 from edgevox.agents.events import HandoffEvent, ReplyDelta
-from edgevox.errors import Cancelled
+from edgevox.errors import Cancelled, HandoffError
 from edgevox.runtime.agent import agent_name
 from edgevox.runtime.timers import Deadline
 
@@ -109,14 +109,35 @@ def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext
     through :func:`stream_child` with its own scratch state and :meth:`Handoff.brief` in
     ``ctx.handoff_brief`` (the LLM agent puts it, after ``CONTEXT_PREFIX``, in its
     system prompt). Returns the
-    target's result with ``handoff`` set to the target's name."""
+    target's result with ``handoff`` set to the target's name.
+
+    The target keeps its own per-session conversation memory across handoffs (an LLM agent's
+    memory is keyed by ``ctx.session_id``), while its scratch ``ctx.state`` is its own, never
+    the caller's. A handoff whose ``thread_id`` is not ``ctx.session_id`` is refused:
+    :class:`~edgevox.errors.HandoffError` after a ``HandoffRejected`` event."""
     if handoff.timing != "same_turn":
         raise ValueError(f"stream_handoff runs same-turn handoffs; got timing={handoff.timing!r}")
+    if handoff.thread_id and handoff.thread_id != ctx.session_id:
+        refuse_thread(handoff, ctx)
+    handoff = replace(handoff, thread_id=ctx.session_id)
     event = HandoffEvent(from_agent=handoff.from_agent, to_agent=handoff.target, summary=handoff.brief())
     ctx.publish(event)
     yield event
     result = yield from stream_child(target, task, ctx, handoff_brief=handoff.brief(), state={})
     return replace(result, handoff=handoff.target)
+
+
+def refuse_thread(handoff: Handoff, ctx: AgentContext) -> None:
+    """Publish ``HandoffRejected`` and raise :class:`HandoffError`: ``handoff`` belongs to
+    another conversation than ``ctx``'s."""
+    from edgevox.orchestration.events import HandoffRejected  # the orchestration layer's event
+
+    why = (
+        f"handoff to {handoff.target!r} refused: its thread id {handoff.thread_id!r} is not this "
+        f"conversation's ({ctx.session_id!r}); a handoff can only move the conversation it is requested in"
+    )
+    ctx.publish(HandoffRejected(from_agent=handoff.from_agent, requested_target=handoff.target, reason=why))
+    raise HandoffError(why)
 
 
 def drain(gen: Generator[Any, None, AgentResult]) -> AgentResult:

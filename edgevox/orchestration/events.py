@@ -32,14 +32,19 @@ class UserTurn(Event):
     text: str = ""
     intent: str | None = None
     """Intent label, if a classifier upstream already set one."""
+    channel: str = ""
+    """Where the turn came from: ``voice``, ``text``, ``ros2``, ``ros1`` or an application's own
+    name (``ctx.channel``); what a routing rule's ``channel_types`` matches."""
 
 
 @dataclass(kw_only=True)
 class TurnAnswered(Event):
-    """The answer the orchestration layer gave to a user turn (``source`` is the agent)."""
+    """The answer the orchestration layer gave to a user turn: ``agent`` (and ``source``) is the
+    agent that spoke, ``strategy`` the strategy that ran it ("" when the turn was routed)."""
 
     kind: ClassVar[str] = "orchestration.turn_answered"
     agent: str = ""
+    strategy: str = ""
     text: str = ""
     ok: bool = True
     turn_id: int = 0
@@ -57,7 +62,12 @@ class Routed(Event):
 
 @dataclass(kw_only=True)
 class HandoffAccepted(Event):
-    """An agent handed the conversation to ``to_agent`` (``""`` = a human)."""
+    """An agent handed the conversation to ``to_agent`` (``""`` = a human).
+
+    It carries OmniForge's handoff message fields too: ``thread_id`` (the session),
+    ``user_id`` ("" if unknown), ``source_agent``/``target_agent`` (``target_agent`` is
+    ``"human"`` for a person), ``history_count`` (recent turns travelling with it),
+    ``return_expected`` (= ``with_return``) and ``preserve_state``."""
 
     kind: ClassVar[str] = "orchestration.handoff"
     from_agent: str = ""
@@ -66,6 +76,13 @@ class HandoffAccepted(Event):
     summary: str = ""
     next_phase: str = ""
     with_return: bool = False
+    thread_id: str = ""
+    user_id: str = ""
+    source_agent: str = ""
+    target_agent: str = ""
+    history_count: int = 0
+    return_expected: bool = False
+    preserve_state: bool = False
 
 
 @dataclass(kw_only=True)
@@ -156,3 +173,76 @@ class DeliveryAfter(Event):
     ok: bool = True
     error: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+# -- Coordinator: failure recovery, cancel, escalation, session mode, progress (helper F2) --
+
+
+@dataclass(kw_only=True)
+class HandoffFailed(Event):
+    """The agent a handoff gave the conversation to failed (``error``) or timed out; the session
+    went back to ``returned_to`` (the main agent), which told the user what happened."""
+
+    kind: ClassVar[str] = "orchestration.handoff_failed"
+    agent: str = ""
+    error: str = ""
+    timed_out: bool = False
+    returned_to: str = ""
+
+
+@dataclass(kw_only=True)
+class WorkflowCancelled(Event):
+    """The user cancelled a workflow with return by saying or typing so (``said``); control went
+    back to ``returned_to``. (:class:`WorkflowSuspended` records the kept partial state.)"""
+
+    kind: ClassVar[str] = "orchestration.workflow_cancelled"
+    agent: str = ""
+    returned_to: str = ""
+    said: str = ""
+
+
+@dataclass(kw_only=True)
+class Escalated(Event):
+    """The conversation was handed to a human; ``channel`` is where the user is (voice, text,
+    ros ...), so the person knows which channel to pick up."""
+
+    kind: ClassVar[str] = "orchestration.escalated"
+    from_agent: str = ""
+    channel: str = ""
+    reason: str = ""
+    summary: str = ""
+
+
+@dataclass(kw_only=True)
+class SessionModeChanged(Event):
+    """Orchestration was switched off (``mode="single"``: the main agent answers every turn)
+    or back on (``mode="orchestrated"``) for one session."""
+
+    kind: ClassVar[str] = "orchestration.session_mode"
+    mode: str = ""
+
+
+@dataclass(kw_only=True)
+class OrchestrationProgress(Event):
+    """A heartbeat of a long orchestration turn, published every ``interval`` while it runs:
+    the strategy (or "route"), how many agent steps started, the agent running now, and the
+    seconds since the turn began."""
+
+    kind: ClassVar[str] = "orchestration.progress"
+    strategy: str = ""
+    step: int = 0
+    agent: str = ""
+    elapsed_s: float = 0.0
+    beat: int = 0
+
+
+@dataclass(kw_only=True)
+class OrchestrationTimedOut(Event):
+    """An orchestration turn reached its overall timeout; the user got what was finished
+    (``finished`` agents) and was told which agents did not finish (``unfinished``)."""
+
+    kind: ClassVar[str] = "orchestration.timed_out"
+    strategy: str = ""
+    finished: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0

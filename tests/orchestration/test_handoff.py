@@ -58,15 +58,20 @@ def test_accepted_handoff_moves_the_next_turn_and_passes_the_summary(desk, recor
     coord, agents = desk
     script(agents["triage"], target="support", reason="billing issue", summary="User was charged twice.")
     first = coord.run("I was charged twice", ctx())
-    assert json.loads(first.text) == {
+    assert json.loads(first.steps[0].text) == {  # what triage said (the tool's answer) ...
         "ok": True,
         "message": "Handoff to handler accepted; handler takes the next turn.",
     }
+    assert first.text.endswith("} Connecting you with handler...")  # ... then the notification
     state = coord.state("s1")
     assert (state.active_agent, state.phase, state.handoff_count) == ("handler", "handling", 1)
     second = coord.run("hello?", ctx())
     assert second.agent == "handler" and second.data["why"] == "affinity"
-    assert agents["handler"].tasks[0] == "Context from the previous agent: User was charged twice.\n\nUser: hello?"
+    # The summary and the user's own words travel (issue 13: the summary alone made users repeat themselves).
+    assert agents["handler"].tasks[0] == (
+        "Context from the previous agent: User was charged twice. The last turn: user: I was charged twice"
+        "\n\nUser: hello?"
+    )
     third = coord.run("and now?", ctx())
     assert agents["handler"].tasks[1] == "and now?"  # context is delivered once
     assert third.text == "handler here"
@@ -117,7 +122,7 @@ def test_only_one_handoff_per_turn_wins(desk, recorded, of_kind):
         return a + "|" + b
 
     agents["handler"].behaviour = twice
-    first, second = (json.loads(x) for x in coord.run("fix it", ctx()).text.split("|"))
+    first, second = (json.loads(x) for x in coord.run("fix it", ctx()).steps[0].text.split("|"))
     assert first["ok"] is True
     assert second["ok"] is False and "only one handoff per turn" in second["error"]
     assert coord.state("s1").active_agent == "resolver"
@@ -235,7 +240,9 @@ def test_both_handoff_tools_produce_the_one_handoff_description_with_its_timing(
     # handoff_conversation under a coordinator: next turn.
     coordinator = HandoffHandler({"a", "b"}, SessionStore())
     next_turn = coordinator.request(session_id="s", from_agent="a", target="B", reason="r", summary="Printer broken.")
-    assert next_turn == Handoff(from_agent="a", target="b", timing="next_turn", reason="r", summary="Printer broken.")
+    assert next_turn == Handoff(
+        from_agent="a", target="b", timing="next_turn", reason="r", summary="Printer broken.", thread_id="s"
+    )
     assert next_turn.context() == "Context from the previous agent: Printer broken."
     # ... and in a swarm: same turn.
     swarm = Swarm([Scripted("a"), Scripted("b")]).handler(AgentContext())
