@@ -21,8 +21,12 @@ from edgevox.orchestration.config import OrchestrationConfig
 
 if TYPE_CHECKING:
     from edgevox.agents.base import Agent
+    from edgevox.agents.tools import Tool
     from edgevox.orchestration.coordinator import Coordinator
+    from edgevox.orchestration.delegation import Delegator
     from edgevox.orchestration.delivery import DeliveryStrategy, DeliveryWorker, Sink, VoiceActivityState
+    from edgevox.orchestration.handoff_context import HandoffOptions
+    from edgevox.orchestration.routing import ConversationRouter
     from edgevox.runtime.blackboard import Blackboard
     from edgevox.runtime.bus import EventBus
     from edgevox.runtime.events import Event
@@ -44,8 +48,25 @@ def build_strategy(
     from edgevox.orchestration.strategies import Loop, Pipeline, Supervisor, Swarm
 
     if name == "pipeline" and config.pipeline:
+        from edgevox.orchestration.pipeline import PipelineStage
+
         sec = config.pipeline
-        return Pipeline([_agent(agents, a, "pipeline.agents") for a in sec.agents], timeout_s=sec.timeout_s)
+        members = [_agent(agents, a, "pipeline.agents") for a in sec.stage_agents()]
+        if sec.supervisor_id:
+            members.append(_agent(agents, sec.supervisor_id, "pipeline.supervisor_id"))
+        for alias_target in sec.aliases.values():
+            _agent(agents, alias_target, "pipeline.aliases")
+        try:
+            return Pipeline(
+                members,
+                stages=[PipelineStage(s.phase, s.agent, s.next, tuple(s.can_return_to)) for s in sec.stages] or None,
+                supervisor_id=sec.supervisor_id,
+                aliases=sec.aliases,
+                handoff_options=handoff_options(config),
+                timeout_s=sec.timeout_s,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"orchestration.pipeline: {exc}") from None
     if name == "swarm" and config.swarm:
         sw = config.swarm
         for alias_target in sw.aliases.values():
@@ -55,6 +76,7 @@ def build_strategy(
             sw.entry,
             max_handoffs=sw.max_handoffs,
             aliases=sw.aliases,
+            handoff_options=handoff_options(config),
         )
     if name == "supervisor" and config.supervisor:
         su = config.supervisor
@@ -64,7 +86,10 @@ def build_strategy(
             strategy=su.strategy,
             auto_delegate=su.auto_delegate,
             refine_task=su.refine_task,
+            refine_instruction=su.refine_instruction,
             async_delivery=su.async_delivery,
+            delegation_message=su.delegation_message,
+            wait_for_result=su.wait_for_result,
             delivery=delivery,
             max_concurrency=config.delegation.max_concurrency,
             max_depth=config.delegation.max_depth,
@@ -74,12 +99,23 @@ def build_strategy(
         lo = config.loop
         return Loop(
             _agent(agents, lo.agent, "loop.agent"),
-            [_agent(agents, r, "loop.reviewers") for r in lo.reviewers],
+            [_agent(agents, r, "loop.reviewers") for r in lo.reviewer_names()],
             strategy=lo.strategy,
+            approval=lo.approval,
             max_iterations=lo.max_iterations,
             timeout_s=lo.timeout_s,
         )
     return None
+
+
+def handoff_options(config: OrchestrationConfig) -> HandoffOptions:
+    """The ``handoff:`` section as :class:`HandoffOptions` (recent turns, the notification)."""
+    from edgevox.orchestration.handoff_context import HandoffOptions
+
+    h = config.handoff
+    return HandoffOptions(
+        history_turns=h.history_turns, notify=h.notify, notification=h.notification, names=dict(h.names)
+    )
 
 
 def build_delivery(
@@ -95,7 +131,7 @@ def build_delivery(
     if d.strategy == "immediate":
         return Immediate(sink, publish=publish)
     if d.strategy == "queued":
-        return Queued(buffer_s=d.buffer_s, sink=sink, publish=publish)
+        return Queued(voice, buffer_s=d.buffer_s, timeout_s=d.timeout_s, sink=sink, publish=publish)
     return WaitForIdle(voice, buffer_s=d.buffer_s, timeout_s=d.timeout_s, sink=sink, publish=publish)
 
 
@@ -119,7 +155,6 @@ def build_orchestration(
     from pydantic import ValidationError
 
     from edgevox.orchestration.coordinator import Coordinator
-    from edgevox.orchestration.handoff import HandoffHandler
     from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
     from edgevox.orchestration.routing import ConversationRouter
     from edgevox.orchestration.state import SessionStore
@@ -136,38 +171,75 @@ def build_orchestration(
     publish = bus.publish if bus is not None else None
     delivery = build_delivery(config, sink=sink, voice=voice, publish=publish)
     store = SessionStore(blackboard)
-    router = handoff = None
+    router = handoff = handoff_tools = None
     if config.conversation is not None:
         conv = config.conversation
         pipeline = ConversationPipeline(
             [PipelineStage(s.phase, s.agent, s.next, tuple(s.can_return_to)) for s in conv.stages], name="conversation"
         )
         router = pipeline.to_router(supervisor=conv.supervisor)
-        router_agents = {n: agents[n] for n in router.agents}
-        handoff = HandoffHandler(
-            router_agents,
-            store,
-            aliases=conv.aliases,
-            allowed_transitions=pipeline.agent_transitions(),
-            phase_of=pipeline.phase_of,
-            publish=publish,
+        handoff = pipeline.handoff_handler(store, agents=list(router.agents), aliases=conv.aliases, publish=publish)
+        handoff_tools = pipeline.handoff_tools(
+            descriptions={n: str(getattr(agents[n], "description", "") or "") for n in router.agents},
+            owner="conversation",
         )
     elif main_agent is not None:
         _agent(agents, main_agent, "main agent")
         router = ConversationRouter(agents, default_agent=main_agent)
+    if config.routing is not None:
+        router = _with_routing(config, agents, router, main_agent)
+    members = {n: agents[n] for n in router.agents} if router is not None else dict(agents)
+    if main_agent is not None:
+        members.setdefault(main_agent, _agent(agents, main_agent, "main agent"))  # answers `single` sessions
+    turns = config.coordinator
     coordinator = Coordinator(
-        {n: agents[n] for n in router.agents} if router is not None else agents,
+        members,
         router=router,
+        main_agent=main_agent,
+        timeout_s=turns.timeout_s,
+        progress_interval_s=turns.progress_interval_s,
+        still_working=turns.still_working,
+        cancel_phrases=turns.cancel_phrases,
         handoff=handoff,
         store=store,
         strategy=build_strategy(config, config.strategy, agents, delivery=delivery),
         bus=bus,
         delivery=delivery,
+        handoff_tools=handoff_tools,
     )
+    coordinator.handoff.configure(handoff_options(config))
     for session_id, name in config.sessions.items():
         strategy = build_strategy(config, name, agents, delivery=delivery)
-        coordinator.set_session_strategy(session_id, strategy if strategy is not None else Coordinator.ROUTE)
+        if name == "single":
+            coordinator.disable_orchestration(session_id)  # RoomKit: a room with orchestration=None
+        else:
+            coordinator.set_session_strategy(session_id, strategy if strategy is not None else Coordinator.ROUTE)
     return coordinator
+
+
+def _with_routing(
+    config: OrchestrationConfig, agents: Mapping[str, Agent], router: ConversationRouter | None, main_agent: str | None
+) -> ConversationRouter:
+    """The ``routing:`` rules added to the conversation's router (or to one over every agent)."""
+    from edgevox.orchestration.routing import ConversationRouter, RoutingConditions, RoutingRule
+
+    section = config.routing
+    assert section is not None
+    rules = [
+        RoutingRule(
+            r.agent,
+            RoutingConditions(
+                phase=r.phases or None, intent=r.intents or None, channel_types=list(r.channel_types) or None
+            ),
+            priority=r.priority,
+            name=r.name,
+        )
+        for r in section.rules
+    ]
+    if router is None:
+        default = section.default or main_agent or next(iter(agents))
+        return ConversationRouter(agents, rules=rules, default_agent=default)
+    return router.with_rules(rules, default_agent=section.default)
 
 
 @dataclass
@@ -180,9 +252,36 @@ class OrchestrationParts:
     voice_activity: VoiceActivityState
 
 
+def make_delegator(config: OrchestrationConfig, delegates: Mapping[str, list[str]]) -> Delegator | None:
+    """The delegator of the agents given ``delegates:`` lists (``{agent: [targets]}``), with
+    ``orchestration.delegation``'s limits; None when no agent delegates. Its ``agents`` are
+    filled in once every agent is built (``delegator.agents.update(built)``)."""
+    from edgevox.orchestration.delegation import Delegator
+
+    lists = {name: list(targets) for name, targets in delegates.items() if targets}
+    if not lists:
+        return None
+    d = config.delegation
+    return Delegator(
+        {}, delegates=lists, max_depth=d.max_depth, max_concurrency=d.max_concurrency, timeout_s=d.timeout_s
+    )
+
+
+def delegation_tools_for(delegator: Delegator | None, agent: str) -> list[Tool]:
+    """``agent``'s ``delegate`` tool (an enum of exactly its ``delegates``) and process tools."""
+    from edgevox.orchestration.delegation_tools import delegation_tools
+
+    return delegation_tools(delegator, agent) if delegator is not None else []
+
+
 def wants_orchestration(config: OrchestrationConfig) -> bool:
     """False when every turn simply goes to the main agent (``strategy: single``, no sessions)."""
-    return config.strategy != "single" or bool(config.sessions) or config.conversation is not None
+    return (
+        config.strategy != "single"
+        or bool(config.sessions)
+        or config.conversation is not None
+        or config.routing is not None
+    )
 
 
 def make_orchestration(

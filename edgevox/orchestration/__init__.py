@@ -28,6 +28,8 @@ from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
 from edgevox.orchestration.routing import ConversationRouter, RoutingConditions, RoutingRule
 from edgevox.orchestration.state import ConversationPhase, ConversationState, PhaseTransition, SessionStore
 from edgevox.orchestration.strategies import Loop, Orchestration, Pipeline, Supervisor, Swarm
+from edgevox.orchestration.tools import HandoffTools
+from edgevox.orchestration.verdict import Verdict, parse_verdict
 from edgevox.orchestration.workflows import Fallback, Parallel, Repeat, Retry, Router, Sequence, Timeout, Workflow
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "DeliveryWorker",
     "Fallback",
     "HandoffHandler",
+    "HandoffTools",
     "Immediate",
     "Loop",
     "Orchestration",
@@ -62,8 +65,10 @@ __all__ = [
     "Supervisor",
     "Swarm",
     "Timeout",
+    "Verdict",
     "VoiceActivityState",
     "WaitForIdle",
     "Workflow",
     "build_orchestration",
+    "parse_verdict",
 ]

@@ -6,16 +6,28 @@ the phase that normally follows (``next``) and the earlier phases it may hand
 back to (``can_return_to``). It is validated at construction (unique phases,
 every reference resolves) and produces what the rest of the layer needs: the
 phase map, the allowed transitions for :class:`~edgevox.orchestration.handoff.HandoffHandler`
-and a :class:`~edgevox.orchestration.routing.ConversationRouter`.
+(:meth:`ConversationPipeline.handoff_handler` checks both the agent a handoff names and the
+phase it moves to), the per-agent ``handoff_conversation`` tools
+(:meth:`ConversationPipeline.handoff_tools`) and a
+:class:`~edgevox.orchestration.routing.ConversationRouter`. As in RoomKit, a stage may name
+itself as ``next`` (a phase that repeats) and :meth:`~ConversationPipeline.get_phase_map` is
+``{agent: phase}``; :meth:`~ConversationPipeline.get_phase_owners` is ``{phase: agent}``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from edgevox.orchestration.routing import ConversationRouter, RoutingConditions, RoutingRule
-from edgevox.orchestration.state import ConversationPhase, phase_name
+from edgevox.orchestration.state import ConversationPhase, SessionStore, phase_name
+
+if TYPE_CHECKING:
+    from edgevox.agents.base import HandoffTiming
+    from edgevox.orchestration.handoff import HandoffHandler
+    from edgevox.orchestration.handoff_context import HandoffOptions
+    from edgevox.orchestration.tools import HandoffTools
 
 
 @dataclass(frozen=True)
@@ -66,8 +78,6 @@ class ConversationPipeline:
                     f"pipeline {name!r}: stage {stage.phase!r} has next={stage.next!r}, "
                     f"which is not a phase of this pipeline; phases: {phases}"
                 )
-            if stage.next == stage.phase:
-                raise ValueError(f"pipeline {name!r}: stage {stage.phase!r} names itself as next")
             for back in stage.can_return_to:
                 if back not in seen:
                     raise ValueError(
@@ -93,7 +103,12 @@ class ConversationPipeline:
         raise KeyError(f"pipeline {self.name!r} has no phase {name!r}; phases: {[s.phase for s in self.stages]}")
 
     def get_phase_map(self) -> dict[str, str]:
-        """``{phase: agent}``."""
+        """``{agent: its phase}`` (RoomKit's direction: the phase a handoff to the agent moves
+        to; an agent owning several phases maps to its first, as :meth:`phase_of`)."""
+        return {agent: phase for agent in self.agents if (phase := self.phase_of(agent)) is not None}
+
+    def get_phase_owners(self) -> dict[str, str]:
+        """``{phase: the agent that owns it}``."""
         return {s.phase: s.agent for s in self.stages}
 
     def get_allowed_transitions(self) -> dict[str, tuple[str, ...]]:
@@ -102,11 +117,60 @@ class ConversationPipeline:
 
     def agent_transitions(self) -> dict[str, frozenset[str]]:
         """``{agent: agents it may hand off to}``, derived from the phase transitions."""
-        phase_map = self.get_phase_map()
+        phase_map = self.get_phase_owners()
         out: dict[str, set[str]] = {a: set() for a in self.agents}
         for phase, targets in self.get_allowed_transitions().items():
             out[phase_map[phase]].update(phase_map[t] for t in targets)
         return {a: frozenset(t - {a}) for a, t in out.items()}
+
+    def reachable_agents(self) -> dict[str, tuple[str, ...]]:
+        """``{agent: agents it may hand off to}`` in stage order (``next`` first, then
+        ``can_return_to``): the ``target`` enum of its handoff tool."""
+        owners = self.get_phase_owners()
+        out: dict[str, dict[str, None]] = {a: {} for a in self.agents}
+        for s in self.stages:
+            for phase in ((s.next,) if s.next else ()) + s.can_return_to:
+                if owners[phase] != s.agent:
+                    out[s.agent][owners[phase]] = None
+        return {a: tuple(t) for a, t in out.items()}
+
+    def handoff_handler(
+        self,
+        store: SessionStore,
+        *,
+        agents: Sequence[str] = (),
+        aliases: Mapping[str, str] | None = None,
+        publish: Callable[[Any], Any] | None = None,
+        timing: HandoffTiming = "next_turn",
+        options: HandoffOptions | None = None,
+    ) -> HandoffHandler:
+        """A :class:`HandoffHandler` over the stages' agents (and ``agents``) that allows exactly
+        this pipeline's transitions: the agent a handoff names and the phase it moves to."""
+        from edgevox.orchestration.handoff import HandoffHandler
+
+        return HandoffHandler(
+            list(dict.fromkeys([*self.agents, *agents])),
+            store,
+            aliases=aliases,
+            allowed_transitions=self.agent_transitions(),
+            phase_of=self.phase_of,
+            phase_transitions=self.get_allowed_transitions(),
+            publish=publish,
+            timing=timing,
+            options=options,
+        )
+
+    def handoff_tools(self, *, descriptions: Mapping[str, str] | None = None, owner: str = "pipeline") -> HandoffTools:
+        """Each stage agent's ``handoff_conversation`` tool: ``target`` lists exactly the agents
+        of its ``next`` and ``can_return_to`` phases, ``next_phase`` exactly those phases."""
+        from edgevox.orchestration.tools import HandoffTools
+
+        phases: dict[str, list[str]] = {a: [] for a in self.agents}
+        for s in self.stages:
+            for phase in ((s.next,) if s.next else ()) + s.can_return_to:
+                if phase not in phases[s.agent]:
+                    phases[s.agent].append(phase)
+        return HandoffTools(self.reachable_agents(), descriptions=descriptions, phases=phases, owner=owner)
 
     def phase_of(self, agent: str) -> str | None:
         """The first phase owned by ``agent``."""

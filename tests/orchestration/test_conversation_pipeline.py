@@ -18,7 +18,9 @@ def make():
 
 def test_phase_map_and_allowed_transitions():
     p = make()
-    assert p.get_phase_map() == {"intake": "triage", "handling": "handler", "resolution": "resolver"}
+    # RoomKit's direction: agent -> phase (was phase -> agent, now get_phase_owners()).
+    assert p.get_phase_map() == {"triage": "intake", "handler": "handling", "resolver": "resolution"}
+    assert p.get_phase_owners() == {"intake": "triage", "handling": "handler", "resolution": "resolver"}
     assert p.get_allowed_transitions() == {
         "intake": ("handling",),
         "handling": ("resolution", "intake"),

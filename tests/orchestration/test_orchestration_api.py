@@ -46,6 +46,9 @@ def test_public_names_are_importable_and_pinned():
             "Workflow",
             "VoiceActivityState",
             "build_orchestration",
+            "HandoffTools",
+            "Verdict",
+            "parse_verdict",
         }
     )
     for name in orch.__all__:

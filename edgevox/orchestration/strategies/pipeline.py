@@ -1,77 +1,169 @@
-"""The ``Pipeline`` strategy: agents in order; each receives the user request and the previous
-agent's answer. Cancelling mid-way keeps the finished steps under the session id;
-:meth:`Pipeline.resume` continues from the next step."""
+"""The ``Pipeline`` strategy: RoomKit's linear handoff chain.
+
+The first stage's agent answers the user. When its part is done it hands the conversation
+to the next stage with ``handoff_conversation`` (each agent is given, per run, that tool
+with a ``target`` enum of exactly the agents it may reach: its ``next`` stage and its
+``can_return_to`` stages); the handoff is applied when the turn ends, and the *next* user
+turn goes to the new agent, which reads ``Context from the previous agent: <summary>``.
+The session remembers who holds the conversation (its :class:`ConversationState`, in the
+blackboard under the session id), so a turn runs one agent, never every agent.
+
+``supervisor_id`` (RoomKit's name) names an agent that observes every exchange: its note is
+published as :class:`SupervisorObserved`, never spoken. A turn cancelled mid-way (a safety
+stop) hands nothing on: the session stays with the agent that was answering.
+
+Running every agent in order and feeding each answer to the next is a different pattern:
+the workflow :class:`edgevox.orchestration.workflows.Sequence`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from edgevox.agents.base import Agent, AgentResult
-from edgevox.agents.events import ReplyDelta
-from edgevox.agents.run import drain
+from edgevox.agents.run import child_name
 from edgevox.errors import Cancelled
-from edgevox.orchestration.events import WorkflowSuspended
+from edgevox.orchestration.events import SupervisorObserved
+from edgevox.orchestration.handoff_context import HandoffOptions
+from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
+from edgevox.orchestration.state import ConversationState
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
 from edgevox.orchestration.workflows import Run
 from edgevox.runtime.context import AgentContext
 
 
 class Pipeline(Orchestration):
-    """Agents in order; the last answer is the reply."""
+    """Agents chained by handoffs: the holder of the session answers, then hands on.
+
+    ``agents``: the stages in order (each agent's phase is its name, its ``next`` the
+    following agent), unless ``stages`` (:class:`PipelineStage`, naming agents) gives the
+    phases with their ``next`` and ``can_return_to`` (a stage may name itself as ``next``).
+    ``supervisor_id``: the agent (one of ``agents``, or ``supervisor``) that observes every
+    exchange and is no stage. ``aliases``: other names agents may use for a target.
+    """
 
     name = "pipeline"
 
-    def __init__(self, agents: Sequence[Agent], **kw: object) -> None:
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        *,
+        stages: Sequence[PipelineStage] | None = None,
+        supervisor_id: str | None = None,
+        supervisor: Agent | None = None,
+        aliases: Mapping[str, str] | None = None,
+        handoff_options: HandoffOptions | None = None,
+        **kw: object,
+    ) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
-        self.agents = check_agents("Pipeline", agents)
+        members = {child_name(a): a for a in check_agents("Pipeline", agents)}
+        self.supervisor: Agent | None = None
+        if supervisor is not None:
+            if supervisor_id is not None and supervisor_id != child_name(supervisor):
+                raise ValueError(
+                    f"Pipeline: supervisor_id {supervisor_id!r} is not the supervisor agent's name "
+                    f"{child_name(supervisor)!r}; give one of them"
+                )
+            supervisor_id, self.supervisor = child_name(supervisor), supervisor
+            members.pop(supervisor_id, None)
+        elif supervisor_id is not None:
+            if supervisor_id not in members:
+                raise ValueError(
+                    f"Pipeline: supervisor_id {supervisor_id!r} is not one of the agents {sorted(members)}; "
+                    "add it to agents or pass it as supervisor="
+                )
+            self.supervisor = members.pop(supervisor_id)
+        if not members:
+            raise ValueError("Pipeline needs at least one stage agent besides its supervisor")
+        self.supervisor_id = supervisor_id
+        self.pipeline = ConversationPipeline(
+            list(stages) if stages is not None else [PipelineStage(n, n) for n in members], name=self.name
+        )
+        staged = set(self.pipeline.agents)
+        if staged - set(members):
+            raise ValueError(
+                f"Pipeline: stages name agents that were not given: {sorted(staged - set(members))}; "
+                f"agents: {sorted(members)}"
+            )
+        if set(members) - staged:
+            raise ValueError(f"Pipeline: agents {sorted(set(members) - staged)} own no stage; give each a stage")
+        self.agents = members
+        self.entry = self.pipeline.first.agent
+        self.aliases = dict(aliases or {})
+        self.handoff_options = handoff_options
+        """Recent turns a handoff carries and the notification spoken (None: the defaults)."""
+        descriptions = {n: str(getattr(a, "description", "") or "") for n, a in members.items()}
+        self.handoff_tools = self.pipeline.handoff_tools(descriptions=descriptions, owner=f"Pipeline {self.name!r}")
 
-    def _record(self) -> str:
-        return f"workflow/{self.name}"
+    def holder(self, ctx: AgentContext) -> str:
+        """The agent that answers the session's next turn."""
+        state = self.store_for(ctx).state(ctx.session_id)
+        return state.active_agent if state.active_agent in self.agents else self.entry
+
+    def _activate(self, state: ConversationState) -> ConversationState:
+        agent = state.active_agent if state.active_agent in self.agents else self.entry
+        owners = self.pipeline.get_phase_owners()
+        phase = state.phase if owners.get(state.phase) == agent else self.pipeline.phase_of(agent)
+        if state.active_agent == agent and state.phase == phase:
+            return state
+        return state.transition(to_phase=phase, to_agent=agent, reason=self.name)
 
     def _run(self, task: str, ctx: AgentContext) -> Run:
-        """Earlier stages run to the end; the last stage's reply streams as it is generated."""
-        return self._run_from(task, ctx, [])
-
-    def resume(self, ctx: AgentContext) -> AgentResult | None:
-        """Continue the session's cancelled run from the next step (None if none is kept)."""
-        record = self.store_for(ctx).get_record(ctx.session_id, self._record())
-        if record is None:
-            return None
-        done = [AgentResult(agent=s["agent"], text=s["text"]) for s in record["completed"]]
-        return drain(self._run_from(record["task"], ctx, done))
-
-    def suspended(self, ctx: AgentContext) -> dict[str, object] | None:
-        return self.store_for(ctx).get_record(ctx.session_id, self._record())
-
-    def _run_from(self, task: str, ctx: AgentContext, done: list[AgentResult]) -> Run:
+        """The holder's reply streams as it is generated; its handoff applies when the turn ends."""
         store = self.store_for(ctx)
-        steps = list(done)
-        last = self.agents[-1]
-        for agent in self.agents[len(done) :]:
-            step_task = task if not steps else f"User request: {task}\n{steps[-1].agent} said: {steps[-1].text}"
-            try:
-                if agent is last:
-                    outcome = yield from self.stream_call(agent, step_task, ctx)
-                else:
-                    outcome = self.call(agent, step_task, ctx)
-            except Cancelled as exc:
-                record = {"task": task, "completed": [{"agent": s.agent, "text": s.text} for s in steps]}
-                store.put_record(ctx.session_id, self._record(), record)
-                ctx.publish(
-                    WorkflowSuspended(
-                        source=self.name, workflow=self.name, completed_steps=len(steps), reason=exc.reason
-                    )
-                )
-                raise
-            steps.append(outcome)
-            if not outcome.ok:
-                store.put_record(ctx.session_id, self._record(), None)
-                if agent is last and outcome.text:
-                    answer = outcome.text  # part of the reply was streamed (and maybe spoken)
-                else:
-                    answer = steps[-2].text if len(steps) > 1 else ""  # the best answer there is
-                    if answer:
-                        yield ReplyDelta(source=self.name, text=answer)
-                return AgentResult(answer, agent=outcome.agent, ok=False, error=outcome.error, steps=steps)
-        store.put_record(ctx.session_id, self._record(), None)
-        return AgentResult(steps[-1].text, agent=steps[-1].agent, steps=steps)
+        session = ctx.session_id
+        handler = self.pipeline.handoff_handler(
+            store, aliases=self.aliases, publish=ctx.publish, options=self.handoff_options
+        )
+        handler.begin_turn(session, text=task)
+        state = store.update(session, self._activate)
+        context, state = state.take_context()
+        store.save_state(state)
+        name = state.active_agent or self.entry
+        agent = self.agents[name]
+        agent_task = f"{context}\n\nUser: {task}" if context else task
+        try:
+            outcome = yield from self.stream_call(
+                agent, agent_task, ctx, handoff=handler, tools=self.handoff_tools.for_agent(name, agent)
+            )
+        except Cancelled:
+            handler.begin_turn(session)  # a stopped turn hands nothing on
+            raise
+        except GeneratorExit:
+            handler.commit(session)  # the listener stopped reading (barge-in): a handoff made stands
+            raise
+        after = handler.commit(session, reply=outcome.text) or store.state(session)
+        reply = outcome.text
+        notice = handler.take_notice(session)  # "Connecting you with <next agent>...", once
+        if notice is not None:
+            yield notice
+            reply = f"{reply} {notice.text}".strip()
+        self._observe(task, name, outcome, ctx)
+        return AgentResult(
+            reply,
+            agent=name,
+            ok=outcome.ok,
+            error=outcome.error,
+            timed_out=outcome.timed_out,
+            steps=[outcome],
+            data={"phase": after.phase, "next_agent": after.active_agent or ""},
+        )
+
+    def _observe(self, text: str, agent: str, outcome: AgentResult, ctx: AgentContext) -> None:
+        """The supervisor observes the exchange (the same note the Coordinator's router supervisor writes)."""
+        if self.supervisor is None or self.supervisor_id is None:
+            return
+        note = self.call(
+            self.supervisor,
+            f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}",
+            ctx,
+        )
+        ctx.publish(
+            SupervisorObserved(
+                source=self.supervisor_id,
+                session_id=ctx.session_id,
+                supervisor=self.supervisor_id,
+                agent=agent,
+                note=note.text,
+            )
+        )

@@ -1,6 +1,11 @@
 """The ``Swarm`` strategy: one agent answers; with ``handoff_conversation`` it may pass the turn
 to a peer, who answers the same request with the summary as context. The swarm remembers
-per session who holds the conversation."""
+per session who holds the conversation.
+
+Each agent is given, per run (``ctx.tools``), ``handoff_conversation`` whose ``target`` enum
+lists exactly its peers. When the peer handed to fails, the handing-off agent's own words are
+spoken after all, followed by a sentence saying what happened, and the conversation stays with
+the handing-off agent: the user is never left in silence."""
 
 from __future__ import annotations
 
@@ -10,7 +15,9 @@ from edgevox.agents.base import Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
 from edgevox.agents.run import child_name
 from edgevox.orchestration.handoff import HandoffHandler
+from edgevox.orchestration.handoff_context import HandoffOptions
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
+from edgevox.orchestration.tools import HandoffTools
 from edgevox.orchestration.workflows import Run
 from edgevox.runtime.context import AgentContext
 
@@ -28,6 +35,7 @@ class Swarm(Orchestration):
         *,
         max_handoffs: int = 5,
         aliases: Mapping[str, str] | None = None,
+        handoff_options: HandoffOptions | None = None,
         **kw: object,
     ) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
@@ -37,10 +45,22 @@ class Swarm(Orchestration):
             raise ValueError(f"Swarm entry {self.entry!r} is not one of {sorted(self.agents)}")
         self.max_handoffs = max_handoffs
         self.aliases = dict(aliases or {})
+        self.handoff_options = handoff_options
+        """Recent turns a handoff carries and the notification spoken (None: the defaults)."""
+        self.handoff_tools = HandoffTools(
+            {n: [p for p in self.agents if p != n] for n in self.agents},
+            descriptions={n: str(getattr(a, "description", "") or "") for n, a in self.agents.items()},
+            owner=f"Swarm {self.name!r}",
+        )
 
     def handler(self, ctx: AgentContext) -> HandoffHandler:
         return HandoffHandler(
-            self.agents, self.store_for(ctx), aliases=self.aliases, publish=ctx.publish, timing="same_turn"
+            self.agents,
+            self.store_for(ctx),
+            aliases=self.aliases,
+            publish=ctx.publish,
+            timing="same_turn",
+            options=self.handoff_options,
         )
 
     def _run(self, task: str, ctx: AgentContext) -> Run:
@@ -53,8 +73,9 @@ class Swarm(Orchestration):
         current = state.active_agent if state.active_agent in self.agents else self.entry
         steps: list[AgentResult] = []
         held: list[ReplyDelta] = []
-        for _hop in range(self.max_handoffs + 1):
-            handler.begin_turn(ctx.session_id)
+        handed_from: tuple[str, list[ReplyDelta]] | None = None  # who handed this turn to ``current``, and its words
+        for hop in range(self.max_handoffs + 1):
+            handler.begin_turn(ctx.session_id, text=task if hop == 0 else None)
             state = store.update(
                 ctx.session_id,
                 lambda s, c=current: s if s.active_agent == c else s.transition(to_agent=c, reason="swarm"),
@@ -63,7 +84,9 @@ class Swarm(Orchestration):
             store.save_state(state)
             agent_task = f"{context}\n\nUser: {task}" if context else task
             held = []
-            events = self.stream_call(self.agents[current], agent_task, ctx, handoff=handler)
+            agent = self.agents[current]
+            tools = self.handoff_tools.for_agent(current, agent)
+            events = self.stream_call(agent, agent_task, ctx, handoff=handler, tools=tools)
             try:
                 while True:
                     try:
@@ -78,12 +101,18 @@ class Swarm(Orchestration):
             finally:
                 events.close()
             steps.append(outcome)
-            new_state = handler.commit(ctx.session_id)
+            new_state = handler.commit(ctx.session_id, reply=outcome.text)
+            if not outcome.ok and handed_from is not None:
+                return (yield from self._target_failed(ctx, current, outcome, handed_from, held, steps))
             if new_state is None or not outcome.ok or new_state.active_agent is None:
                 # No handoff, a failure, or a handoff to a human: these words are the answer.
                 yield from held
                 return AgentResult(outcome.text, agent=current, ok=outcome.ok, error=outcome.error, steps=steps)
+            handed_from = (current, held)
             current = new_state.active_agent
+            notice = handler.take_notice(ctx.session_id)  # "Connecting you with <target>...", once
+            if notice is not None:
+                yield notice
         yield from held
         return AgentResult(
             steps[-1].text,
@@ -91,4 +120,34 @@ class Swarm(Orchestration):
             ok=False,
             error=f"{self.name}: more than {self.max_handoffs} handoffs in one turn",
             steps=steps,
+        )
+
+    def _target_failed(
+        self,
+        ctx: AgentContext,
+        target: str,
+        outcome: AgentResult,
+        handed_from: tuple[str, list[ReplyDelta]],
+        held: list[ReplyDelta],
+        steps: list[AgentResult],
+    ) -> Run:
+        """The agent handed to this turn failed: the handing-off agent's held words are spoken,
+        then what happened; the conversation goes back to the handing-off agent."""
+        previous, its_words = handed_from
+        yield from its_words
+        yield from held  # what the failed agent said before failing (none was held if it handed on)
+        notice = f"Sorry, {target} could not answer just now; {previous} is still with you."
+        yield ReplyDelta(source=self.name, text=f" {notice}")
+        self.store_for(ctx).update(
+            ctx.session_id, lambda s: s.transition(to_agent=previous, reason=f"{target} failed: {outcome.error}")
+        )
+        said = [e.text for e in its_words] + [outcome.text, notice]
+        return AgentResult(
+            " ".join(t.strip() for t in said if t.strip()),
+            agent=previous,
+            ok=False,
+            error=outcome.error or f"{target} failed",
+            timed_out=outcome.timed_out,
+            steps=steps,
+            data={"failed_agent": target},
         )

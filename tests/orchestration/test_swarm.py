@@ -1,0 +1,108 @@
+"""Swarm: each peer is given ``handoff_conversation`` listing exactly its peers; when the peer
+handed to fails, the handing-off agent's words are spoken with what happened and it keeps the
+conversation. Mutual handoffs in config wire both directions. Class and YAML."""
+
+from __future__ import annotations
+
+from edgevox.agents.base import AgentRef
+from edgevox.config import load_config
+from edgevox.config.build import make_agents
+from edgevox.orchestration import Swarm, build_orchestration
+from edgevox.runtime.blackboard import Blackboard
+from edgevox.runtime.context import AgentContext
+from edgevox.testing import ScriptedLLM
+
+
+def handoff_tool(ctx):
+    return next((t for t in ctx.tools if t.name == "handoff_conversation"), None)
+
+
+def hands_to(me, target, reply):
+    def behaviour(task, ctx):
+        me.call_tool(handoff_tool(ctx), {"target": target, "reason": "theirs", "summary": "over to you"}, ctx)
+        return reply
+
+    return behaviour
+
+
+def test_each_peer_is_given_a_handoff_tool_listing_exactly_its_peers(Scripted):
+    names = ("concierge", "chef", "gardener")
+    agents = {n: Scripted(n) for n in names}
+    offered = {}
+    for n, agent in agents.items():
+        agent.behaviour = lambda t, ctx, n=n: (offered.setdefault(n, handoff_tool(ctx)), f"{n} here")[1]
+    swarm = Swarm(list(agents.values()))
+    for n in names:
+        swarm.store_for(AgentContext()).update("s", lambda s, n=n: s.transition(to_agent=n))
+        swarm.run("hi", AgentContext(session_id="s"))
+    enums = {n: offered[n].parameters["properties"]["target"]["enum"] for n in names}
+    assert enums == {
+        "concierge": ["chef", "gardener"],
+        "chef": ["concierge", "gardener"],
+        "gardener": ["concierge", "chef"],
+    }
+    refused = agents["chef"].call_tool(
+        offered["chef"], {"target": "chef", "reason": "r", "summary": "s"}, AgentContext()
+    )
+    assert "expected one of 'concierge', 'gardener'" in refused
+
+
+def test_when_the_peer_handed_to_fails_the_user_hears_the_first_agent_and_what_happened(Scripted):
+    sales = Scripted("sales")
+    sales.behaviour = hands_to(sales, "support", "Let me get support for you.")
+
+    def broken(task, ctx):
+        raise RuntimeError("model crashed")
+
+    support = Scripted("support", broken)
+    swarm = Swarm([sales, support])
+    ctx = AgentContext(session_id="u", blackboard=Blackboard())
+    stream = swarm.stream("my printer is broken", ctx)
+    spoken = "".join(stream.text_deltas())
+    result = stream.result()
+    # Was: the sales agent's words were held and dropped, and the user heard nothing.
+    words, sorry = "Let me get support for you.", "Sorry, support could not answer just now; sales is still with you."
+    assert words in spoken and sorry in spoken and spoken.index(words) < spoken.index(sorry)
+    assert result.text.endswith(f"{words} {sorry}")
+    assert result.agent == "sales" and not result.ok and "model crashed" in result.error
+    assert result.data["failed_agent"] == "support"
+    # The conversation stays with the agent that handed off.
+    sales.behaviour = "Sales again."
+    assert swarm.run("hello?", ctx).text == "Sales again."
+    ctx.blackboard.close()
+
+
+def test_yaml_swarm_mutual_peers_hand_off_both_ways_across_turns(Scripted):
+    a, b = Scripted("a"), Scripted("b")
+    a.behaviour = hands_to(a, "b", "to b")
+    b.behaviour = hands_to(b, "a", "to a")
+    config = {"strategy": "swarm", "swarm": {"agents": ["a", "b"], "entry": "a", "max_handoffs": 1}}
+    coord = build_orchestration(config, {"a": a, "b": b}, blackboard=Blackboard())
+    result = coord.run("go", AgentContext(session_id="s"))
+    swarm_result = result.steps[0]
+    # a handed to b, b handed back to a: both directions were accepted (then the handoff cap ends the turn).
+    assert [s.agent for s in swarm_result.steps] == ["a", "b"]
+    assert all('"ok": true' in r for r in a.tool_results + b.tool_results)
+
+
+def test_yaml_agents_with_mutual_handoffs_get_both_directions(tmp_path):
+    path = tmp_path / "mutual.yaml"
+    path.write_text(
+        "name: mutual\n"
+        "agents:\n"
+        "  a: {instructions: You are A., handoffs: [b]}\n"
+        "  b: {instructions: You are B., handoffs: [a]}\n"
+    )
+    app = load_config(path)
+    llm = ScriptedLLM(lambda messages, grammar: messages[0]["content"].replace("You are", "I am"))
+    agents = make_agents(app, llm)
+    a_targets, b_targets = agents["a"].handoffs, agents["b"].handoffs
+    assert list(a_targets) == ["handoff_to_b"] and list(b_targets) == ["handoff_to_a"]
+    resolved = {
+        n: (t.target if isinstance(t, AgentRef) else t)
+        for n, t in (("a", b_targets["handoff_to_a"]), ("b", a_targets["handoff_to_b"]))
+    }
+    assert resolved == {"a": agents["a"], "b": agents["b"]}
+    # Each direction runs the other agent.
+    assert b_targets["handoff_to_a"].run("hi").text.startswith("I am A")
+    assert a_targets["handoff_to_b"].run("hi").text.startswith("I am B")
