@@ -59,6 +59,7 @@ def build_strategy(
         try:
             return Pipeline(
                 members,
+                sec.routing or None,
                 stages=[PipelineStage(s.phase, s.agent, s.next, tuple(s.can_return_to)) for s in sec.stages] or None,
                 supervisor_id=sec.supervisor_id,
                 aliases=sec.aliases,

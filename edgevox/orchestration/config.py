@@ -35,6 +35,19 @@ NonNegFloat = Annotated[StrictFloat, Field(ge=0, le=3600)]
 StrategyName = Literal["single", "conversation", "pipeline", "swarm", "supervisor", "loop"]
 
 
+class StageSection(Section):
+    """One phase of a `conversation` or a `pipeline`, owned by one agent."""
+
+    phase: StrictStr = Field(min_length=1, description="Phase name (intake, handling, ... or your own).")
+    agent: Name = Field(description="Agent that owns the phase.")
+    next: StrictStr | None = Field(
+        None, description="Phase that follows (may be itself: it repeats); null on every stage = the list order."
+    )
+    can_return_to: list[StrictStr] = Field(
+        default_factory=list, description="Earlier phases this one may hand back to."
+    )
+
+
 class PipelineSection(Section):
     """RoomKit's Pipeline, a handoff chain: the first stage's agent answers and hands the conversation
     on with `handoff_conversation`; the next turn goes to the agent handed to."""
@@ -47,6 +60,10 @@ class PipelineSection(Section):
     )
     supervisor_id: Name | None = Field(
         None, description="Agent that observes every exchange (never answers; not a stage)."
+    )
+    routing: dict[Name, list[StrictStr]] = Field(
+        default_factory=dict,
+        description="Keyword hints per agent (RoomKit's `routing`), shown in the handoff tool of agents that reach it.",
     )
     aliases: dict[StrictStr, Name] = Field(
         default_factory=dict, description="Other names agents may use for a handoff target."
@@ -176,19 +193,6 @@ class RoutingSection(Section):
     rules: list[RuleSection] = Field(min_length=1, description="Rules, tried in ascending `priority`.")
     default: Name | None = Field(
         None, description="Agent for turns no rule matches; null = the conversation's first stage or the main agent."
-    )
-
-
-class StageSection(Section):
-    """One phase of a `conversation` or a `pipeline`, owned by one agent."""
-
-    phase: StrictStr = Field(min_length=1, description="Phase name (intake, handling, ... or your own).")
-    agent: Name = Field(description="Agent that owns the phase.")
-    next: StrictStr | None = Field(
-        None, description="Phase that follows (may be itself: it repeats); null on every stage = the list order."
-    )
-    can_return_to: list[StrictStr] = Field(
-        default_factory=list, description="Earlier phases this one may hand back to."
     )
 
 

@@ -216,3 +216,17 @@ def test_yaml_mutual_stages_wire_both_directions(Scripted):
     ctx = AgentContext(session_id="s")
     assert [coord.run("x", ctx).steps[0].agent for _ in range(4)] == ["a", "b", "a", "b"]
     assert all('"ok": true' in r for r in a.tool_results + b.tool_results)
+
+
+def test_roomkit_routing_hints_are_shown_with_the_target_in_the_handoff_tool(Scripted):
+    seen = []
+    a = Scripted("a", lambda t, ctx: (seen.append(handoff_tool(ctx)), "hi")[1])
+    b = Scripted("b")
+    b.description = "the billing desk"
+    Pipeline([a, b], {"b": ["refund", "invoice"]}).run("x", AgentContext())
+    assert "  - b: the billing desk (when the user mentions: refund, invoice)" in seen[-1].description
+    config = {"strategy": "pipeline", "pipeline": {"agents": ["a", "b"], "routing": {"b": ["refund"]}}}
+    build_orchestration(config, {"a": a, "b": b}).run("x", AgentContext(session_id="y"))
+    assert "(when the user mentions: refund)" in seen[-1].description
+    with pytest.raises(ValueError, match="routing names agents that are no stage"):
+        Pipeline([a, b], {"zed": ["x"]})

@@ -40,6 +40,8 @@ class Pipeline(Orchestration):
     phases with their ``next`` and ``can_return_to`` (a stage may name itself as ``next``).
     ``supervisor_id``: the agent (one of ``agents``, or ``supervisor``) that observes every
     exchange and is no stage. ``aliases``: other names agents may use for a target.
+    ``routing`` (RoomKit's keyword hints, ``{agent: [keywords]}``): shown with that agent in the
+    handoff tool of the agents that may reach it ("when the user mentions: ..."), never a rule.
     """
 
     name = "pipeline"
@@ -47,6 +49,7 @@ class Pipeline(Orchestration):
     def __init__(
         self,
         agents: Sequence[Agent],
+        routing: Mapping[str, Sequence[str]] | None = None,
         *,
         stages: Sequence[PipelineStage] | None = None,
         supervisor_id: str | None = None,
@@ -92,7 +95,13 @@ class Pipeline(Orchestration):
         self.aliases = dict(aliases or {})
         self.handoff_options = handoff_options
         """Recent turns a handoff carries and the notification spoken (None: the defaults)."""
+        unknown = set(routing or {}) - set(members)
+        if unknown:
+            raise ValueError(f"Pipeline: routing names agents that are no stage: {sorted(unknown)}")
         descriptions = {n: str(getattr(a, "description", "") or "") for n, a in members.items()}
+        for n, words in (routing or {}).items():
+            hint = f"when the user mentions: {', '.join(words)}"
+            descriptions[n] = f"{descriptions[n]} ({hint})" if descriptions[n] else hint
         self.handoff_tools = self.pipeline.handoff_tools(descriptions=descriptions, owner=f"Pipeline {self.name!r}")
 
     def holder(self, ctx: AgentContext) -> str:
