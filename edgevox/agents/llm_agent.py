@@ -54,7 +54,7 @@ from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.memory import MemoryStore, clean_turn_text
 from edgevox.agents.reply import stream_reply
 from edgevox.agents.skills import Skill, SkillExecutor
-from edgevox.agents.tool_calls import collect_tools, kind_of, listed, run_calls
+from edgevox.agents.tool_calls import ToolLimits, collect_tools, kind_of, listed, run_calls
 from edgevox.agents.tools import Tool
 from edgevox.errors import AgentError, ArgumentError, EdgeVoxError
 from edgevox.runtime.activities import track
@@ -94,6 +94,8 @@ class LLMAgent(AgentBase):
         tool_timeout_s: Deadline of one tool call unless the tool sets its own
             (``@tool(timeout_s=...)``); a call past it is reported and its late result discarded.
         deps: Merged into ``ctx.deps`` for this agent's tools (a mapping).
+        limits: ``{"max_tool_calls_per_turn": n, "max_total_tool_calls": n}`` (supyagent's; or a
+            ``ToolLimits``): a call over one is refused and the model reads why.
     """
 
     supports_speculation = True
@@ -120,6 +122,7 @@ class LLMAgent(AgentBase):
         tool_timeout_s: float | None = 10.0,
         temperature: float = 0.0,
         deps: Mapping[str, Any] | None = None,
+        limits: ToolLimits | Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.instructions = DEFAULT_SYSTEM_PROMPT if instructions is None else instructions
@@ -140,6 +143,7 @@ class LLMAgent(AgentBase):
             raise TypeError(f"agent {name!r}: deps must be a mapping (a dict of name -> object), got {kind_of(deps)}")
         self.deps: dict[str, Any] = dict(deps or {})
         """Merged into ``ctx.deps`` for this agent's tools."""
+        self.limits = ToolLimits.of(name, limits)
         self._executor = executor
         self._owns_executor = executor is None
         self._executor_lock = threading.Lock()
@@ -223,7 +227,7 @@ class LLMAgent(AgentBase):
         task = clean_turn_text(task)  # lone surrogates from non-UTF-8 input would fail every later turn
         if not isinstance(outer.deps, Mapping):
             raise TypeError(f"agent {self.name!r}: ctx.deps must be a mapping, got {kind_of(outer.deps)}")
-        ctx = outer.child(agent_name=self.name, deps={**outer.deps, **self.deps})
+        ctx = outer.child(agent_name=self.name, deps={**outer.deps, **self.deps}, tools=outer.tools)
         result = AgentResult(agent=self.name)
         try:
             yield from self._steps(task, ctx, result)

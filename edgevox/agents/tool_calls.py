@@ -9,9 +9,15 @@ agent's thread, each between the ``before_tool`` and ``after_tool`` hooks and an
 by ``ToolCallStarted`` / ``ToolCallFinished``. Every call the model asked for ends up
 in ``AgentResult.tool_calls``: with its result, or refused with an explicit
 ``"not run because ..."`` error (``error_kind="not_run"``) when the turn was cancelled,
-a hook ended it, the conversation was handed off, or the turn already made
-``max_tool_hops`` calls. Rejected alternative: running only the first call, which
-made the rest vanish without a trace.
+a hook ended it, the conversation was handed off, the turn already made
+``max_tool_hops`` calls, or a :class:`ToolLimits` limit was reached (supyagent's
+``limits``: ``max_tool_calls_per_turn``, ``max_total_tool_calls`` per session). Rejected
+alternative: running only the first call, which made the rest vanish without a trace.
+
+Neighbouring calls of tools that may run concurrently (their function has a
+``concurrent_calls(ctx) -> int`` attribute, the cap: the ``delegate`` tools) run at once,
+at most that many at a time, each announced before and finished after the group, results
+in call order; every other call keeps running alone, in order.
 
 A tool runs inline (with its deadline); a skill starts a goal and returns at once;
 ``handoff_to_<agent>`` runs that agent in ``ctx.child(...)`` and ends the run.
@@ -20,8 +26,11 @@ A tool runs inline (with its deadline); a skill starts a goal and returns at onc
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Generator, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from edgevox.agents.base import AgentResult, Handoff
@@ -42,6 +51,61 @@ if TYPE_CHECKING:
 HANDOFF_PREFIX = "handoff_to_"
 NOT_RUN = "not_run"
 """``ToolResult.error_kind`` of a call the model asked for that was refused (the error says why)."""
+
+
+@dataclass
+class ToolLimits:
+    """supyagent's ``limits`` of one agent: ``max_tool_calls_per_turn`` (calls one run may make)
+    and ``max_total_tool_calls`` (calls over a whole conversation, per ``ctx.session_id``);
+    None = no limit beyond ``max_tool_hops``. A call over a limit is not run: the model reads
+    why as its result. Counts are per agent (:meth:`of` always makes a fresh one)."""
+
+    max_tool_calls_per_turn: int | None = None
+    max_total_tool_calls: int | None = None
+    _totals: dict[str, int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("max_tool_calls_per_turn", "max_total_tool_calls"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ArgumentError(f"limits.{name} = {value!r}: must be a whole number >= 0, or None for no limit")
+
+    @classmethod
+    def of(cls, agent: str, limits: ToolLimits | Mapping[str, Any] | None) -> ToolLimits:
+        """``limits`` as a fresh :class:`ToolLimits` (a mapping with supyagent's keys, or one)."""
+        if limits is None:
+            return cls()
+        if isinstance(limits, ToolLimits):
+            return cls(limits.max_tool_calls_per_turn, limits.max_total_tool_calls)
+        if not isinstance(limits, Mapping):
+            raise TypeError(f"agent {agent!r}: limits must be a mapping or ToolLimits, got {kind_of(limits)}")
+        unknown = sorted(set(limits) - {"max_tool_calls_per_turn", "max_total_tool_calls"})
+        if unknown:
+            raise ArgumentError(
+                f"agent {agent!r}: unknown limits {unknown}; use max_tool_calls_per_turn, max_total_tool_calls"
+            )
+        return cls(limits.get("max_tool_calls_per_turn"), limits.get("max_total_tool_calls"))
+
+    def total(self, session_id: str) -> int:
+        """Calls made so far in conversation ``session_id``."""
+        with self._lock:
+            return self._totals.get(session_id, 0)
+
+    def reserve(self, session_id: str, made_this_turn: int) -> str:
+        """Count one more call, or say why it may not run ("" when it may)."""
+        per_turn, total = self.max_tool_calls_per_turn, self.max_total_tool_calls
+        if per_turn is not None and made_this_turn >= per_turn:
+            return f"the turn already made {made_this_turn} tool calls (limits.max_tool_calls_per_turn = {per_turn})"
+        with self._lock:
+            made = self._totals.get(session_id, 0)
+            if total is not None and made >= total:
+                return (
+                    f"this conversation already made {made} tool calls (limits.max_total_tool_calls = {total}); "
+                    "answer without tools"
+                )
+            self._totals[session_id] = made + 1
+        return ""
 
 
 def handoff_name(agent: Any) -> str:
@@ -108,43 +172,57 @@ def run_calls(
     ran: list[ToolResult] = []
     stopped = ""  # why the remaining calls are not run
     ended_text: str | None = None
-    for i, call in enumerate(calls):
-        if not stopped and ctx.cancelled:
-            stopped = "the turn was cancelled"
-        if not stopped and i >= room:
-            stopped = f"the turn already made {agent.max_tool_hops} tool calls (max_tool_hops)"
-        if stopped:
-            ran.append((yield from _refuse(agent, call, stopped, ctx, result)))
-            continue
-        ended, value = run_hooks(agent.hooks_for(ctx), HookPoint.BEFORE_TOOL, call, ctx)
-        by = decided_by
-        tr: ToolResult | None = None
-        if ended:
-            tr, by = ToolResult(call, ok=True, value=value), "hook"
-        elif isinstance(value, ToolCall):
-            call = value
-        event = ToolCallStarted(
-            agent=agent.name, tool=call.name, arguments=dict(call.arguments), call_id=call.id, decided_by=by
-        )
-        ctx.publish(event)
-        yield event
+    i = 0
+    while i < len(calls):
+        group, cap = _group(agent, calls, i, ctx)
+        started: list[tuple[ToolCall, ToolResult | None]] = []  # in call order: to run, or a result
+        to_run = 0
+        for call in group:
+            if not stopped and ctx.cancelled:
+                stopped = "the turn was cancelled"
+            if not stopped and i >= room:
+                stopped = f"the turn already made {agent.max_tool_hops} tool calls (max_tool_hops)"
+            i += 1
+            refused = stopped or agent.limits.reserve(ctx.session_id, _made(result) + to_run)
+            if refused:  # finished in call order below, with the calls that run
+                started.append(
+                    (call, ToolResult(call, ok=False, error=f"not run because {refused}", error_kind=NOT_RUN))
+                )
+                continue
+            to_run += 1
+            ended, value = run_hooks(agent.hooks_for(ctx), HookPoint.BEFORE_TOOL, call, ctx)
+            by = decided_by
+            tr: ToolResult | None = None
+            if ended:
+                tr, by = ToolResult(call, ok=True, value=value), "hook"
+            elif isinstance(value, ToolCall):
+                call = value
+            event = ToolCallStarted(
+                agent=agent.name, tool=call.name, arguments=dict(call.arguments), call_id=call.id, decided_by=by
+            )
+            ctx.publish(event)
+            yield event
+            if call.name in agent.handoffs:
+                yield from _handoff(agent, call, task, ctx, result)
+                for rest in calls[i:]:
+                    yield from _refuse(agent, rest, f"the conversation was handed to {result.handoff}", ctx, result)
+                return None
+            started.append((call, tr))
         t0 = time.monotonic()
-        if call.name in agent.handoffs:
-            yield from _handoff(agent, call, task, ctx, result)
-            for rest in calls[i + 1 :]:
-                yield from _refuse(agent, rest, f"the conversation was handed to {result.handoff}", ctx, result)
-            return None
-        if tr is None:
-            tr = execute(agent, call, ctx, result)
-        ended_after, tr_or_text = run_hooks(agent.hooks_for(ctx), HookPoint.AFTER_TOOL, tr, ctx)
-        if not ended_after and isinstance(tr_or_text, ToolResult):
-            tr = tr_or_text
-        yield from _finish(agent, tr, time.monotonic() - t0, ctx, result)
-        ran.append(tr)
-        if ended_after:
-            ended_text, stopped = str(tr_or_text), "a hook ended the turn"
-        elif tr.error_kind == "cancelled":
-            stopped = "the turn was cancelled"
+        for tr in _execute_all(agent, started, cap, ctx, result):
+            if tr.error_kind == NOT_RUN:
+                yield from _finish(agent, tr, 0.0, ctx, result)
+                ran.append(tr)
+                continue
+            ended_after, tr_or_text = run_hooks(agent.hooks_for(ctx), HookPoint.AFTER_TOOL, tr, ctx)
+            if not ended_after and isinstance(tr_or_text, ToolResult):
+                tr = tr_or_text
+            yield from _finish(agent, tr, time.monotonic() - t0, ctx, result)
+            ran.append(tr)
+            if ended_after:
+                ended_text, stopped = str(tr_or_text), "a hook ended the turn"
+            elif tr.error_kind == "cancelled":
+                stopped = "the turn was cancelled"
     if ended_text is not None:
         yield from agent.emit_text(ended_text, ctx, result)
         return None
@@ -155,6 +233,52 @@ def run_calls(
         yield from agent.emit_text(" ".join(value_in_words(tr.value) for tr in ran), ctx, result)
         return None
     return [tool_note(tr) for tr in ran]
+
+
+def _made(result: AgentResult) -> int:
+    """Tool calls this run has made (refused ones do not count)."""
+    return sum(1 for tr in result.tool_calls if tr.error_kind != NOT_RUN)
+
+
+def _concurrency(agent: LLMAgent, call: ToolCall, ctx: AgentContext) -> int:
+    """How many calls of ``call``'s tool may run at once (0: it runs alone)."""
+    if call.name in agent.handoffs or call.name in agent.skills:
+        return 0
+    t = agent.tool(call.name, ctx)
+    cap = getattr(t.func, "concurrent_calls", None) if t is not None else None
+    return max(0, int(cap(ctx))) if callable(cap) else 0
+
+
+def _group(agent: LLMAgent, calls: Sequence[ToolCall], i: int, ctx: AgentContext) -> tuple[list[ToolCall], int]:
+    """The calls from ``i`` that run together (neighbouring concurrent calls), and their cap."""
+    caps = []
+    for call in calls[i:]:
+        cap = _concurrency(agent, call, ctx)
+        if not cap:
+            break
+        caps.append(cap)
+    if len(caps) < 2:
+        return [calls[i]], 1
+    return list(calls[i : i + len(caps)]), min(caps)
+
+
+def _execute_all(
+    agent: LLMAgent,
+    started: list[tuple[ToolCall, ToolResult | None]],
+    cap: int,
+    ctx: AgentContext,
+    result: AgentResult,
+) -> list[ToolResult]:
+    """Run the announced calls (a hook's result stands in for its call): alone, or at most
+    ``cap`` at once on ``edgevox-tools-<agent>`` threads; results in call order."""
+    todo = [(call, tr) for call, tr in started if tr is None]
+    if len(todo) < 2 or cap < 2:
+        return [tr if tr is not None else execute(agent, call, ctx, result) for call, tr in started]
+    with ThreadPoolExecutor(min(cap, len(todo)), thread_name_prefix=f"edgevox-tools-{agent.name}") as pool:
+        futures = {
+            i: pool.submit(execute, agent, call, ctx, result) for i, (call, tr) in enumerate(started) if tr is None
+        }
+        return [futures[i].result() if tr is None else tr for i, (_call, tr) in enumerate(started)]
 
 
 def _speakable(tr: ToolResult) -> bool:

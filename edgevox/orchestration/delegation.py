@@ -1,14 +1,20 @@
-"""Delegation: an agent asks other agents to do part of its work.
+"""Delegation: an agent asks other agents to do part of its work (supyagent's semantics).
 
-(Just over 400 lines: the registry and the delegator it records are one concept.)
+Over 400 lines because the registry, the delegator it records and the background
+"processes" the model queries are one concept, with one lock discipline.
 
 :class:`Delegator` runs a named agent on a sub-task in a child context one level
-deeper (``ctx.depth + 1``). Chains are bounded: past ``max_depth`` (default 5) the
-delegating agent receives, as its tool result::
+deeper (``ctx.depth + 1``). Who may delegate to whom is supyagent's ``delegates`` list:
+``Delegator(agents, delegates={"planner": ["coder"]})`` lets ``planner`` delegate to
+``coder`` only, and an agent missing from it to nobody; without ``delegates`` an agent may
+delegate to every other agent of the delegator. Delegating to yourself needs your own name
+in your list. A refused target gets supyagent's words as the tool result::
 
-    {"ok": False, "error": "Maximum delegation depth (5) reached: ..."}
+    {"ok": False, "error": "Agent 'writer' is not in the delegates list. Available: coder"}
 
-so a small model that keeps delegating is told to answer instead of looping.
+Chains are bounded: at depth ``max_depth`` (default 5) a delegation is refused with
+supyagent's ``"Maximum delegation depth (5) reached. Cannot delegate further."``, so a
+small model that keeps delegating is told to answer instead of looping.
 Every delegated run goes through :func:`~edgevox.agents.run.run_child` (child
 context one level deeper, the one failure policy): a failing worker is an
 ``AgentResult(ok=False)``, never an exception into the calling agent;
@@ -24,8 +30,11 @@ later, and ``on_done`` hands the result to a delivery strategy). Every delegatio
 is recorded in an :class:`AgentRegistry` (parent, depth, status, children, stats)
 that :meth:`AgentRegistry.cleanup` keeps bounded.
 
-Agents reach the delegator through ``ctx.delegator`` and the
-:data:`delegate` tool (see :func:`delegation_tool`).
+Background delegations are the model's "processes" (supyagent's ``list_processes`` /
+``get_process_output``): :meth:`Delegator.processes` and :meth:`Delegator.process`. The tools
+agents call are in :mod:`edgevox.orchestration.delegation_tools`; a delegation that crosses
+to another process over the Zenoh bridge keeps its depth
+(:mod:`edgevox.orchestration.remote_delegation`).
 """
 
 from __future__ import annotations
@@ -46,11 +55,23 @@ from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
 
 DEFAULT_MAX_DEPTH = 5
+MAX_KEPT_PROCESSES = 64
+"""Finished background delegations a delegator keeps for ``get_process_output`` (oldest go first)."""
 
 ACTIVE = "active"
 COMPLETED = "completed"
 FAILED = "failed"
 CANCELLED = "cancelled"
+
+
+def not_in_delegates(target: str, allowed: Sequence[str]) -> str:
+    """supyagent's refusal of a target missing from the caller's ``delegates`` list."""
+    return f"Agent '{target}' is not in the delegates list. Available: {', '.join(allowed) or 'none'}"
+
+
+def depth_reached(max_depth: int) -> str:
+    """supyagent's refusal of a delegation at the depth limit."""
+    return f"Maximum delegation depth ({max_depth}) reached. Cannot delegate further."
 
 
 @dataclass(frozen=True)
@@ -72,23 +93,40 @@ class AgentInstance:
 
 
 class AgentRegistry:
-    """Thread-safe record of delegated agent instances. ``clock`` is injectable (monotonic s)."""
+    """Thread-safe record of delegated agent instances. ``clock`` is injectable (monotonic s).
+
+    supyagent's queries: :meth:`get_agent` (the live agent of an instance), :meth:`get_depth`
+    (its delegation depth, 0 if unknown) and :meth:`stats` (``total``, ``active``,
+    ``completed``, ``failed``, plus edgevox's ``cancelled``, all-time totals and the deepest
+    active chain)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()
         self._items: dict[str, AgentInstance] = {}
+        self._live: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._totals = {COMPLETED: 0, FAILED: 0, CANCELLED: 0}
 
     def register(
-        self, agent: str, *, parent: str | None = None, depth: int = 0, session_id: str = "default", task: str = ""
+        self,
+        agent: str,
+        *,
+        parent: str | None = None,
+        depth: int = 0,
+        session_id: str = "default",
+        task: str = "",
+        instance: Any = None,
     ) -> str:
+        """Record a new instance of ``agent`` (``instance``: the live agent object, for
+        :meth:`get_agent`); returns its id."""
         with self._lock:
             inst_id = f"{agent}-{next(self._ids)}"
             self._items[inst_id] = AgentInstance(
                 inst_id, agent, parent, depth, session_id, task=task, started_at=self._clock()
             )
+            if instance is not None:
+                self._live[inst_id] = instance
             if parent is not None and parent in self._items:
                 p = self._items[parent]
                 self._items[parent] = replace(p, children=p.children + (inst_id,))
@@ -108,6 +146,17 @@ class AgentRegistry:
         with self._lock:
             return self._items.get(inst_id)
 
+    def get_agent(self, inst_id: str) -> Any:
+        """The live agent object running (or that ran) instance ``inst_id``; None if unknown."""
+        with self._lock:
+            return self._live.get(inst_id)
+
+    def get_depth(self, inst_id: str) -> int:
+        """The delegation depth of instance ``inst_id`` (0 for an unknown id, as supyagent)."""
+        with self._lock:
+            item = self._items.get(inst_id)
+            return item.depth if item is not None else 0
+
     def children(self, inst_id: str) -> list[AgentInstance]:
         with self._lock:
             item = self._items.get(inst_id)
@@ -122,12 +171,13 @@ class AgentRegistry:
             ]
 
     def stats(self) -> dict[str, Any]:
-        """Counts of current entries by status, all-time totals, and the deepest active chain."""
+        """Current entries (``total``, and by status), all-time totals and the deepest active chain."""
         with self._lock:
             items = list(self._items.values())
             totals = dict(self._totals)
         by_status = {s: sum(1 for i in items if i.status == s) for s in (ACTIVE, COMPLETED, FAILED, CANCELLED)}
         return {
+            "total": len(items),
             **by_status,
             "entries": len(items),
             "total_finished": totals,
@@ -149,12 +199,14 @@ class AgentRegistry:
                     remove.append(inst_id)
             for inst_id in remove:
                 del self._items[inst_id]
+                self._live.pop(inst_id, None)
             return len(remove)
 
 
 @dataclass
 class DelegationHandle:
-    """A background delegation: query ``status``/``output`` later, ``wait`` or ``cancel`` it."""
+    """A background delegation (a "process" to the model): query ``status``/``output`` later,
+    ``wait`` or ``cancel`` it."""
 
     id: str
     agent: str
@@ -162,6 +214,8 @@ class DelegationHandle:
     """pending, active (running), completed, failed or cancelled."""
     output: str = ""
     error: str = ""
+    task: str = ""
+    session_id: str = "default"
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _ctx: AgentContext | None = field(default=None, repr=False)
 
@@ -189,7 +243,9 @@ class DelegationHandle:
 
 
 class Delegator:
-    """Runs named agents on sub-tasks with depth, concurrency and timeout limits."""
+    """Runs named agents on sub-tasks with an allowlist (``delegates``), depth, concurrency
+    and timeout limits. ``delegates``: ``{agent: [agents it may delegate to]}``; None lets
+    every agent delegate to every other one (code, with no ``ctx.agent_name``, is never limited)."""
 
     def __init__(
         self,
@@ -199,6 +255,7 @@ class Delegator:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_concurrency: int = 2,
         timeout_s: float | None = None,
+        delegates: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if max_depth < 1:
             raise ValueError(f"max_depth = {max_depth}: must be >= 1")
@@ -209,14 +266,22 @@ class Delegator:
         self.max_depth = max_depth
         self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
+        self.delegates = _checked_delegates(delegates)
         # Caps background delegations across calls; parallel calls cap with their pool size.
         self._background_slots = threading.BoundedSemaphore(max_concurrency)
         self._threads: set[threading.Thread] = set()
+        self._processes: dict[str, DelegationHandle] = {}
         self._lock = threading.Lock()
         self.peak_concurrency = 0
         self._running = 0
 
     # -- checks ------------------------------------------------------------------------------
+
+    def allowed(self, caller: str) -> list[str]:
+        """The agents ``caller`` may delegate to (its ``delegates`` list; without one, the others)."""
+        if self.delegates is None:
+            return sorted(n for n in self.agents if n != caller)
+        return list(self.delegates.get(caller, ()))
 
     def _check_target(self, target: str) -> None:
         if target not in self.agents:
@@ -225,12 +290,14 @@ class Delegator:
             )
 
     def _refuse(self, target: str, ctx: AgentContext) -> str:
+        """Why ``ctx``'s agent may not delegate to ``target`` now ("" if it may). Raises
+        ``DelegationError`` for a target that is allowed but does not exist."""
+        caller = ctx.agent_name
+        if caller and (self.delegates is not None or target == caller) and target not in self.allowed(caller):
+            return not_in_delegates(target, self.allowed(caller))
         self._check_target(target)
-        if ctx.depth + 1 > self.max_depth:
-            return (
-                f"Maximum delegation depth ({self.max_depth}) reached: {ctx.agent_name or 'this agent'} at depth "
-                f"{ctx.depth} cannot delegate to {target!r}. Answer with what you have."
-            )
+        if ctx.depth >= self.max_depth:
+            return depth_reached(self.max_depth)
         return ""
 
     # -- synchronous ---------------------------------------------------------------------------
@@ -248,16 +315,12 @@ class Delegator:
     def delegate_parallel(self, requests: Sequence[tuple[str, str]], ctx: AgentContext) -> list[AgentResult]:
         """Run ``(target, task)`` pairs at once, at most ``max_concurrency`` at a time; results in order.
         Every target is checked before any starts (``DelegationError`` names an unknown one)."""
-        for target, _task in requests:
-            self._check_target(target)
-        results: list[AgentResult | None] = [None] * len(requests)
-        runnable = []
-        for i, (target, task) in enumerate(requests):
-            refusal = self._refuse(target, ctx)
-            if refusal:
-                results[i] = AgentResult(agent=target, ok=False, error=refusal)
-            else:
-                runnable.append((i, target, task))
+        refusals = [self._refuse(target, ctx) for target, _task in requests]
+        results: list[AgentResult | None] = [
+            AgentResult(agent=target, ok=False, error=refusal) if refusal else None
+            for (target, _task), refusal in zip(requests, refusals, strict=True)
+        ]
+        runnable = [(i, target, task) for i, (target, task) in enumerate(requests) if results[i] is None]
         if runnable:
             workers = min(self.max_concurrency, len(runnable))
             with ThreadPoolExecutor(workers, thread_name_prefix="edgevox-delegate") as pool:
@@ -283,25 +346,29 @@ class Delegator:
         *,
         on_done: Callable[[DelegationHandle], None] | None = None,
     ) -> DelegationHandle:
-        """Start ``target`` on its own thread and return a handle at once.
+        """Start ``target`` on its own thread and return a handle at once (its ``id`` is the
+        process id the model queries).
 
-        The run's context is a child of ``ctx``, so a safety stop that cancels ``ctx``
-        cancels it too. ``on_done(handle)`` runs on the worker thread when it ends.
+        The run's context is a child of ``ctx``, so cancelling ``ctx`` cancels it, and it is
+        registered with ``ctx.activities`` from the start, so a safety stop reaches it even
+        while it waits for a slot. ``on_done(handle)`` runs on the worker thread when it ends.
         """
         refusal = self._refuse(target, ctx)  # raises DelegationError for an unknown target
-        handle = DelegationHandle(id="", agent=target)
+        handle = DelegationHandle(id="", agent=target, task=task, session_id=ctx.session_id)
         if refusal:
             handle.status, handle.error = FAILED, refusal
             handle._done.set()
             return handle
         child = handle._ctx = ctx.child()
+        handle.id = self._begin(target, task, ctx, background=True)
+        self._keep(handle)
 
         def work() -> None:
             try:
-                with self._background_slots, track(ctx, "worker", f"delegate {target}", child.cancel_token):
+                with track(ctx, "worker", f"delegate {target}", child.cancel_token), self._background_slots:
                     handle.status = ACTIVE
                     try:
-                        res = self._run(target, task, child, background=True, handle=handle)
+                        res = self._run(target, task, child, background=True, inst_id=handle.id)
                     except Cancelled as exc:
                         res = AgentResult(agent=target, ok=False, cancelled=True, error=f"cancelled: {exc.reason}")
                 if child.cancelled and res.ok:
@@ -326,6 +393,27 @@ class Delegator:
         thread.start()
         return handle
 
+    def _keep(self, handle: DelegationHandle) -> None:
+        with self._lock:
+            self._processes[handle.id] = handle
+            finished = [h.id for h in self._processes.values() if h.done]
+            for old in finished[: max(0, len(finished) - MAX_KEPT_PROCESSES)]:
+                del self._processes[old]
+
+    def processes(self, *, session_id: str | None = None, include_completed: bool = False) -> list[DelegationHandle]:
+        """Background delegations (of ``session_id``, or all), oldest first; running ones only
+        unless ``include_completed`` (supyagent's ``list_processes``)."""
+        with self._lock:
+            items = list(self._processes.values())
+        return [
+            h for h in items if (session_id is None or h.session_id == session_id) and (include_completed or not h.done)
+        ]
+
+    def process(self, process_id: str) -> DelegationHandle | None:
+        """The background delegation ``process_id`` (None if unknown or forgotten)."""
+        with self._lock:
+            return self._processes.get(process_id)
+
     def close(self, timeout_s: float = 2.0) -> list[str]:
         """Wait for background delegations; returns the names of threads still running."""
         deadline = time.monotonic() + timeout_s
@@ -337,24 +425,26 @@ class Delegator:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _run(
-        self, target: str, task: str, ctx: AgentContext, *, background: bool, handle: DelegationHandle | None = None
-    ) -> AgentResult:
-        parent_id = ctx.delegation_id
+    def _begin(self, target: str, task: str, ctx: AgentContext, *, background: bool) -> str:
         inst_id = self.registry.register(
-            target, parent=parent_id, depth=ctx.depth + 1, session_id=ctx.session_id, task=task
+            target,
+            parent=ctx.delegation_id,
+            depth=ctx.depth + 1,
+            session_id=ctx.session_id,
+            task=task,
+            instance=self.agents[target],
         )
-        if handle is not None:
-            handle.id = inst_id
-        ctx.publish(
-            DelegationStarted(
-                delegation_id=inst_id,
-                parent=ctx.agent_name,
-                agent=target,
-                depth=ctx.depth + 1,
-                background=background,
-            )
+        started = DelegationStarted(
+            delegation_id=inst_id, parent=ctx.agent_name, agent=target, depth=ctx.depth + 1, background=background
         )
+        ctx.publish(started)
+        return inst_id
+
+    def _run(
+        self, target: str, task: str, ctx: AgentContext, *, background: bool, inst_id: str | None = None
+    ) -> AgentResult:
+        if inst_id is None:
+            inst_id = self._begin(target, task, ctx, background=background)
         with self._lock:
             self._running += 1
             self.peak_concurrency = max(self.peak_concurrency, self._running)
@@ -391,20 +481,14 @@ class Delegator:
         return outcome
 
 
-def tool_reply(result: AgentResult) -> dict[str, Any]:
-    """What a delegating model reads: ``{"ok": true, "agent", "output"}`` or ``{"ok": false, "error"}``."""
-    if result.ok:
-        return {"ok": True, "agent": result.agent, "output": result.text}
-    return {"ok": False, "error": result.error}
-
-
-def delegate_via_context(ctx: AgentContext, agent: str, task: str) -> dict[str, Any]:
-    """What the ``delegate`` tool does: find the delegator in ``ctx.delegator``, delegate, and
-    answer in the tool's JSON shape (an unknown target's message included)."""
-    delegator = ctx.delegator if ctx is not None else None
-    if delegator is None:
-        return {"ok": False, "error": "delegation is not available here (no delegator in the agent context)"}
-    try:
-        return tool_reply(delegator.delegate(agent, task, ctx))
-    except DelegationError as exc:
-        return {"ok": False, "error": str(exc)}
+def _checked_delegates(delegates: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]] | None:
+    if delegates is None:
+        return None
+    if not isinstance(delegates, Mapping):
+        raise TypeError(f"delegates must be a mapping {{agent: [agents]}}, got {type(delegates).__name__}")
+    out: dict[str, tuple[str, ...]] = {}
+    for caller, targets in delegates.items():
+        if isinstance(targets, (str, bytes)) or not isinstance(targets, Sequence):
+            raise TypeError(f"delegates[{caller!r}] must be a list of agent names, got {targets!r}; write [...]")
+        out[str(caller)] = tuple(str(t) for t in targets)
+    return out
