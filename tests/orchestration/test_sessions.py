@@ -40,7 +40,10 @@ def test_state_history_and_context_do_not_leak_between_sessions(Scripted, bus, r
     bob_reply = coord.run("again", AgentContext(session_id="bob", bus=bus))
     assert bob_reply.text == "front saw 2"  # bob's scratch state has only bob's turns
     alice_reply = coord.run("hi", AgentContext(session_id="alice", bus=bus))
-    assert alice_reply.text == "Context from the previous agent: secret of alice\n\nUser: hi"
+    # The handoff carries alice's recent turns (the user never repeats themselves), never bob's.
+    assert alice_reply.text == (
+        "Context from the previous agent: secret of alice The last turn: user: I need the expert\n\nUser: hi"
+    )
     assert not any("secret of alice" in t for t in agents["front"].tasks)
     # Every orchestration event carries its session id.
     orch = [e for e in recorded if e.kind.startswith("orchestration.")]
