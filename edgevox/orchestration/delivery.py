@@ -2,17 +2,25 @@
 
 A result produced in the background (a delegation, an async supervisor) is
 *submitted* to a :class:`DeliveryStrategy`, which decides when the sink (usually
-"say this") gets it:
+"say this") gets it (RoomKit's strategies, same names and meaning):
 
 * :class:`Immediate` - at once, on the submitting thread.
 * :class:`WaitForIdle` ``(buffer_s, timeout_s)`` - when the robot is not speaking
   and the user has been silent for ``buffer_s``; after ``timeout_s`` of waiting it
   delivers anyway (``timed_out=True`` in the events) so a result is never lost.
-* :class:`Queued` ``(buffer_s)`` - batches results: everything submitted within
-  ``buffer_s`` of the first pending result goes out together as one delivery.
+* :class:`Queued` ``(buffer_s, timeout_s)`` - waits for idle like WaitForIdle and
+  delivers everything that piled up while it waited as one batch.
+
+RoomKit's spellings are accepted: ``buffer=`` for ``buffer_s`` and ``playback_timeout=``
+for ``timeout_s``; :func:`resolve_delivery` turns ``"immediate"`` / ``"wait_for_idle"`` /
+``"queued"`` into a strategy and refuses anything else with one line.
 
 Each delivery publishes :class:`~edgevox.orchestration.events.DeliveryBefore`
 and :class:`~edgevox.orchestration.events.DeliveryAfter` (with the session id).
+No result is lost: when there is no sink or the sink raises, the texts are logged, the
+after event says so (``ok=False``, with the texts) and the items are kept in
+:attr:`DeliveryStrategy.undelivered` (``take_undelivered(session_id)``; a Supervisor
+says them at the start of that session's next turn).
 
 Time is injected (``clock``, monotonic seconds), and the decision is a pure
 :meth:`DeliveryStrategy.pump` call, so tests drive it with a fake clock and never
@@ -20,129 +28,39 @@ sleep. In an application a :class:`DeliveryWorker` thread calls ``pump`` when
 something changes (a submit, a voice event) or when the next deadline is due.
 
 "Is the robot speaking / has the user been silent" comes from
-:class:`VoiceActivityState`, fed by the voice loop's bus events (``attach``).
+:class:`~edgevox.orchestration.voice_activity.VoiceActivityState` (importable from here too),
+fed by the voice loop's bus events (``attach``).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from edgevox.errors import ArgumentError
 from edgevox.orchestration.events import DeliveryAfter, DeliveryBefore
+from edgevox.orchestration.voice_activity import Clock, VoiceActivityState
 
-Clock = Callable[[], float]
+__all__ = [
+    "DELIVERY_STRATEGIES",
+    "Clock",
+    "DeliveryItem",
+    "DeliveryStrategy",
+    "DeliveryWorker",
+    "Immediate",
+    "Queued",
+    "Sink",
+    "VoiceActivityState",
+    "WaitForIdle",
+    "resolve_delivery",
+]
 
-# Voice-loop topics (edgevox.voice.events) and what they mean for idleness.
-USER_SPEECH_STARTED = ("voice.speech_started",)
-USER_SPEECH_ENDED = ("voice.speech_ended",)
-ROBOT_BUSY_STARTED = ("voice.turn_started", "voice.audio_out")
-ROBOT_BUSY_ENDED = ("voice.turn_done",)
-
-
-class VoiceActivityState:
-    """Tracks whether the robot is speaking and since when the user has been silent.
-
-    Fed either directly (``user_speech_started()`` ...) or by bus events through
-    :meth:`attach`, on the publisher's thread. Thread-safe. Listeners registered with
-    :meth:`add_listener` are called after every change (a DeliveryWorker wakes on them).
-    "Robot busy" spans a whole reply turn (thinking and speaking), so a background
-    result never interleaves with an answer being generated.
-    """
-
-    def __init__(self, *, clock: Clock = time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._user_speaking = False
-        self._robot_busy = 0
-        self._quiet_since = clock()
-        self._listeners: list[Callable[[], None]] = []
-        self._subs: list[Any] = []
-
-    # -- feeding -----------------------------------------------------------------------------
-
-    def user_speech_started(self) -> None:
-        with self._lock:
-            self._user_speaking = True
-        self._changed()
-
-    def user_speech_ended(self) -> None:
-        with self._lock:
-            self._user_speaking = False
-            self._quiet_since = self._clock()
-        self._changed()
-
-    def robot_started(self) -> None:
-        with self._lock:
-            self._robot_busy = 1
-        self._changed()
-
-    def robot_finished(self) -> None:
-        with self._lock:
-            self._robot_busy = 0
-            self._quiet_since = self._clock()
-        self._changed()
-
-    def attach(self, bus: Any) -> None:
-        """Follow the voice loop's events on ``bus`` (sync subscriptions; see the module topics)."""
-        table: Sequence[tuple[tuple[str, ...], Callable[[], None]]] = (
-            (USER_SPEECH_STARTED, self.user_speech_started),
-            (USER_SPEECH_ENDED, self.user_speech_ended),
-            (ROBOT_BUSY_STARTED, self.robot_started),
-            (ROBOT_BUSY_ENDED, self.robot_finished),
-        )
-        for topics, action in table:
-            for topic in topics:
-                self._subs.append(bus.subscribe(topic, lambda _event, a=action: a(), name=f"voice-activity:{topic}"))
-
-    def detach(self) -> None:
-        for sub in self._subs:
-            sub.close()
-        self._subs = []
-
-    # -- reading -----------------------------------------------------------------------------
-
-    @property
-    def robot_speaking(self) -> bool:
-        return self._robot_busy > 0
-
-    @property
-    def user_speaking(self) -> bool:
-        return self._user_speaking
-
-    def silent_for_s(self, now: float | None = None) -> float:
-        """Seconds since both user and robot went quiet; 0 while either is active."""
-        with self._lock:
-            if self._user_speaking or self._robot_busy:
-                return 0.0
-            return max(0.0, (self._clock() if now is None else now) - self._quiet_since)
-
-    def is_idle(self, buffer_s: float, now: float | None = None) -> bool:
-        """True when neither side is speaking and both have been quiet for ``buffer_s``."""
-        with self._lock:
-            if self._user_speaking or self._robot_busy:
-                return False
-            return (self._clock() if now is None else now) - self._quiet_since >= buffer_s
-
-    def add_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(fn)
-
-        def remove() -> None:
-            with self._lock:
-                if fn in self._listeners:
-                    self._listeners.remove(fn)
-
-        return remove
-
-    def _changed(self) -> None:
-        with self._lock:
-            listeners = list(self._listeners)
-        for fn in listeners:
-            fn()
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -156,12 +74,25 @@ class DeliveryItem:
 
 Sink = Callable[[list[DeliveryItem]], Any]
 
+MAX_UNDELIVERED = 50
+"""Undelivered items kept at most (the oldest go first, logged)."""
+
+
+def _alias(kind: str, value: float | None, alias: float | None, names: tuple[str, str]) -> float | None:
+    """``value``, or RoomKit's spelling ``alias`` when given (both given: an error)."""
+    if alias is None:
+        return value
+    if value is not None:
+        raise ArgumentError(f"{kind}: give {names[0]}= or {names[1]}= (RoomKit's spelling), not both")
+    return alias
+
 
 class DeliveryStrategy(ABC):
     """Decides when submitted results reach the sink. Thread-safe.
 
     ``sink(items)`` runs on whichever thread calls :meth:`pump` (or :meth:`submit`, for
-    Immediate). ``publish(event)`` receives the before/after events.
+    Immediate). ``publish(event)`` receives the before/after events. A strategy without a
+    sink (or whose sink raises) keeps what it could not deliver in :attr:`undelivered`.
     """
 
     name = "delivery"
@@ -169,11 +100,12 @@ class DeliveryStrategy(ABC):
     def __init__(
         self, sink: Sink | None = None, *, clock: Clock = time.monotonic, publish: Callable[[Any], Any] | None = None
     ) -> None:
-        self.sink = sink or (lambda _items: None)
+        self.sink = sink
         self.clock = clock
         self.publish = publish or (lambda _event: None)
         self._lock = threading.Lock()
         self._pending: list[DeliveryItem] = []
+        self._undelivered: list[DeliveryItem] = []
         self._wake: Callable[[], None] = lambda: None
         self.delivered: int = 0
 
@@ -188,6 +120,27 @@ class DeliveryStrategy(ABC):
     def pending(self) -> int:
         with self._lock:
             return len(self._pending)
+
+    @property
+    def undelivered(self) -> list[DeliveryItem]:
+        """Items that reached no listener (no sink, or the sink raised), oldest first."""
+        with self._lock:
+            return list(self._undelivered)
+
+    def take_undelivered(self, session_id: str | None = None, *, pending: bool = False) -> list[DeliveryItem]:
+        """Remove and return the undelivered items (of ``session_id`` only, when given), oldest
+        first; with ``pending`` also those still waiting (for a caller that says them itself)."""
+
+        def mine(item: DeliveryItem) -> bool:
+            return session_id is None or item.session_id == session_id
+
+        with self._lock:
+            taken = [i for i in self._undelivered if mine(i)]
+            self._undelivered = [i for i in self._undelivered if not mine(i)]
+            if pending:
+                taken += [i for i in self._pending if mine(i)]
+                self._pending = [i for i in self._pending if not mine(i)]
+        return taken
 
     def pump(self) -> int:
         """Deliver whatever is due now; returns the number of items delivered."""
@@ -212,36 +165,42 @@ class DeliveryStrategy(ABC):
         texts = [i.text for i in items]
         session = items[0].session_id
         waited = now - min(i.submitted_at for i in items)
+        source = f"delivery:{self.name}"
         self.publish(
             DeliveryBefore(
-                source=f"delivery:{self.name}",
-                session_id=session,
-                strategy=self.name,
-                texts=texts,
-                waited_s=waited,
-                timed_out=timed_out,
+                source=source, session_id=session, strategy=self.name, texts=texts, waited_s=waited, timed_out=timed_out
             )
         )
-        try:
-            self.sink(items)
-        except Exception as exc:  # noqa: BLE001 - a failing sink is reported in the after event
+        error = ""
+        if self.sink is None:
+            error = "no sink to deliver to (give the delivery strategy a sink)"
+        else:
+            try:
+                self.sink(items)
+            except Exception as exc:  # noqa: BLE001 - a failing sink is reported, its items kept
+                error = f"the sink raised {type(exc).__name__}: {exc}"
+        if error:
+            self._keep(items, error)
             self.publish(
-                DeliveryAfter(
-                    source=f"delivery:{self.name}",
-                    session_id=session,
-                    strategy=self.name,
-                    texts=texts,
-                    ok=False,
-                    error=repr(exc),
-                )
+                DeliveryAfter(source=source, session_id=session, strategy=self.name, texts=texts, ok=False, error=error)
             )
             return
         self.delivered += len(items)
-        self.publish(DeliveryAfter(source=f"delivery:{self.name}", session_id=session, strategy=self.name, texts=texts))
+        self.publish(DeliveryAfter(source=source, session_id=session, strategy=self.name, texts=texts))
+
+    def _keep(self, items: list[DeliveryItem], error: str) -> None:
+        for item in items:
+            log.warning("%s delivery failed (%s); kept as undelivered: %r", self.name, error, item.text)
+        with self._lock:
+            self._undelivered.extend(items)
+            dropped = self._undelivered[:-MAX_UNDELIVERED]
+            self._undelivered = self._undelivered[-MAX_UNDELIVERED:]
+        for item in dropped:
+            log.error("%s delivery: more than %d undelivered items, dropped %r", self.name, MAX_UNDELIVERED, item.text)
 
 
 class Immediate(DeliveryStrategy):
-    """Deliver each result at once, on the submitting thread."""
+    """Deliver each result at once, on the submitting thread (may talk over the user)."""
 
     name = "immediate"
 
@@ -252,21 +211,38 @@ class Immediate(DeliveryStrategy):
 
 class WaitForIdle(DeliveryStrategy):
     """Deliver when the robot is quiet and the user has been silent for ``buffer_s``,
-    or after ``timeout_s`` of waiting at the latest."""
+    or after ``timeout_s`` of waiting at the latest (RoomKit: ``buffer``, ``playback_timeout``)."""
 
     name = "wait_for_idle"
 
     def __init__(
-        self, voice: VoiceActivityState | None = None, *, buffer_s: float = 1.0, timeout_s: float = 30.0, **kw: Any
+        self,
+        voice: VoiceActivityState | None = None,
+        *,
+        buffer_s: float | None = None,
+        timeout_s: float | None = None,
+        buffer: float | None = None,
+        playback_timeout: float | None = None,
+        **kw: Any,
     ) -> None:
         super().__init__(**kw)
+        kind = type(self).__name__
+        given_buffer = _alias(kind, buffer_s, buffer, ("buffer_s", "buffer"))
+        given_timeout = _alias(kind, timeout_s, playback_timeout, ("timeout_s", "playback_timeout"))
+        buffer_s = 1.0 if given_buffer is None else given_buffer
+        timeout_s = 30.0 if given_timeout is None else given_timeout
         if buffer_s < 0 or timeout_s <= 0:
-            raise ValueError(
-                f"WaitForIdle(buffer_s={buffer_s}, timeout_s={timeout_s}): need buffer_s >= 0 and timeout_s > 0"
+            raise ArgumentError(
+                f"{kind}(buffer_s={buffer_s}, timeout_s={timeout_s}): need buffer_s >= 0 and timeout_s > 0"
             )
         self.voice = voice or VoiceActivityState(clock=self.clock)
         self.buffer_s = buffer_s
         self.timeout_s = timeout_s
+
+    @property
+    def buffer(self) -> float:
+        """RoomKit's name for :attr:`buffer_s`."""
+        return self.buffer_s
 
     def _due(self, now: float) -> list[tuple[list[DeliveryItem], bool]]:
         if not self._pending:
@@ -296,28 +272,46 @@ class WaitForIdle(DeliveryStrategy):
         return min(to_timeout, max(0.0, self.buffer_s - silent))
 
 
-class Queued(DeliveryStrategy):
-    """Batch results: those submitted within ``buffer_s`` of the first pending one go out together."""
+class Queued(WaitForIdle):
+    """Wait for idle like :class:`WaitForIdle` (never speaks while the user or the robot is
+    talking) and deliver everything that piled up meanwhile as one batch; after ``timeout_s``
+    of waiting the batch goes out anyway (``timed_out``)."""
 
     name = "queued"
 
-    def __init__(self, *, buffer_s: float = 2.0, **kw: Any) -> None:
-        super().__init__(**kw)
-        if buffer_s < 0:
-            raise ValueError(f"Queued(buffer_s={buffer_s}): must be >= 0")
-        self.buffer_s = buffer_s
-
     def _due(self, now: float) -> list[tuple[list[DeliveryItem], bool]]:
-        if not self._pending or now - self._pending[0].submitted_at < self.buffer_s:
+        if not self._pending:
+            return []
+        waited = now - self._pending[0].submitted_at
+        if self.voice.is_idle(self.buffer_s, now):
+            timed_out = False
+        elif waited >= self.timeout_s:
+            timed_out = True
+        else:
             return []
         items, self._pending = self._pending, []
-        return [(items, False)]
+        return [(items, timed_out)]
 
-    def next_due_s(self) -> float | None:
-        with self._lock:
-            if not self._pending:
-                return None
-            return max(0.0, self._pending[0].submitted_at + self.buffer_s - self.clock())
+
+DELIVERY_STRATEGIES: dict[str, type[DeliveryStrategy]] = {
+    "immediate": Immediate,
+    "wait_for_idle": WaitForIdle,
+    "queued": Queued,
+}
+
+
+def resolve_delivery(spec: DeliveryStrategy | str | None, **kw: Any) -> DeliveryStrategy | None:
+    """A delivery strategy from an instance (returned as is), None, or RoomKit's string
+    shorthand (``"immediate"``, ``"wait_for_idle"``, ``"queued"``; ``kw`` go to its class).
+    Anything else raises :class:`~edgevox.errors.ArgumentError` in one line."""
+    if spec is None or isinstance(spec, DeliveryStrategy):
+        return spec
+    if isinstance(spec, str) and spec in DELIVERY_STRATEGIES:
+        return DELIVERY_STRATEGIES[spec](**kw)
+    raise ArgumentError(
+        f"delivery {spec!r}: use a DeliveryStrategy (Immediate(), WaitForIdle(), Queued()) "
+        f"or one of {', '.join(map(repr, DELIVERY_STRATEGIES))}"
+    )
 
 
 class DeliveryWorker:
