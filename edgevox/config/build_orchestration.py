@@ -63,6 +63,7 @@ def build_strategy(
                 stages=[PipelineStage(s.phase, s.agent, s.next, tuple(s.can_return_to)) for s in sec.stages] or None,
                 supervisor_id=sec.supervisor_id,
                 aliases=sec.aliases,
+                entry=sec.entry,
                 handoff_options=handoff_options(config),
                 timeout_s=sec.timeout_s,
             )

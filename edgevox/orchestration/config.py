@@ -61,6 +61,7 @@ class PipelineSection(Section):
     supervisor_id: Name | None = Field(
         None, description="Agent that observes every exchange (never answers; not a stage)."
     )
+    entry: Name | None = Field(None, description="Agent that answers a session first; null = the first stage's.")
     routing: dict[Name, list[StrictStr]] = Field(
         default_factory=dict,
         description="Keyword hints per agent (RoomKit's `routing`), shown in the handoff tool of agents that reach it.",

@@ -54,7 +54,9 @@ class ConversationPipeline:
     If no stage sets ``next``, stages are chained in declaration order.
     """
 
-    def __init__(self, stages: Sequence[PipelineStage], *, name: str = "pipeline") -> None:
+    def __init__(
+        self, stages: Sequence[PipelineStage], *, name: str = "pipeline", default_phase: str | None = None
+    ) -> None:
         if not stages:
             raise ValueError(f"pipeline {name!r}: needs at least one stage")
         self.name = name
@@ -85,10 +87,15 @@ class ConversationPipeline:
                         f"which is not a phase of this pipeline; phases: {phases}"
                     )
         self.stages: tuple[PipelineStage, ...] = tuple(stages)
+        if default_phase is not None and phase_name(default_phase) not in seen:
+            raise ValueError(f"pipeline {name!r}: default_phase {default_phase!r} is not one of its phases: {phases}")
+        self.default_phase = phase_name(default_phase) if default_phase is not None else stages[0].phase
+        """Where a conversation starts (RoomKit's ``default_phase``; default: the first stage)."""
 
     @property
     def first(self) -> PipelineStage:
-        return self.stages[0]
+        """The stage a conversation starts in (``default_phase``)."""
+        return self.stage(self.default_phase)
 
     @property
     def agents(self) -> list[str]:

@@ -106,3 +106,12 @@ def test_yaml_conversation_accepts_a_stage_that_loops_on_itself(Scripted):
     agents = {"writer": Scripted("writer"), "reviewer": Scripted("reviewer")}
     coord = build_orchestration({"strategy": "conversation", "conversation": {"stages": stages}}, agents)
     assert coord.handoff_tools.targets("reviewer") == ("writer",)
+
+
+def test_default_phase_is_where_a_conversation_starts_as_in_roomkit():
+    p = ConversationPipeline(
+        [PipelineStage(s["phase"], s["agent"], s.get("next")) for s in STAGES], default_phase="handling"
+    )
+    assert p.first.agent == "handler" and p.to_router().default_agent == "handler"
+    with pytest.raises(ValueError, match="default_phase 'nowhere' is not one of its phases"):
+        ConversationPipeline([PipelineStage("a", "x")], default_phase="nowhere")

@@ -230,3 +230,14 @@ def test_roomkit_routing_hints_are_shown_with_the_target_in_the_handoff_tool(Scr
     assert "(when the user mentions: refund)" in seen[-1].description
     with pytest.raises(ValueError, match="routing names agents that are no stage"):
         Pipeline([a, b], {"zed": ["x"]})
+
+
+def test_entry_names_the_agent_that_answers_a_session_first(Scripted):
+    a, b = Scripted("a", "A"), Scripted("b", "B")
+    assert Pipeline([a, b], entry="b").run("x", AgentContext()).agent == "b"
+    coord = build_orchestration(
+        {"strategy": "pipeline", "pipeline": {"agents": ["a", "b"], "entry": "b"}}, {"a": a, "b": b}
+    )
+    assert coord.run("x", AgentContext(session_id="s")).text == "B"
+    with pytest.raises(ConfigError, match="entry 'zed' is not one of its stage agents"):
+        build_orchestration({"strategy": "pipeline", "pipeline": {"agents": ["a"], "entry": "zed"}}, {"a": a, "zed": b})

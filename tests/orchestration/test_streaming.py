@@ -118,7 +118,7 @@ def test_a_swarm_streams_the_agent_that_answers_and_holds_back_the_one_that_hand
     stream = Swarm([sales, support], entry="sales").stream("my printer is broken", AgentContext())
     spoken, result = first_delta_then_finish(stream, support)
     # The handing-off agent's words are held; the handoff notification, then the peer, are spoken.
-    assert spoken == "Connecting you with support..." + result.text
+    assert spoken.strip() == "Connecting you with support... " + result.text
     assert result.text == "Let us fix your printer." and result.agent == "support"
 
 

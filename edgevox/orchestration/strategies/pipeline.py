@@ -40,6 +40,7 @@ class Pipeline(Orchestration):
     phases with their ``next`` and ``can_return_to`` (a stage may name itself as ``next``).
     ``supervisor_id``: the agent (one of ``agents``, or ``supervisor``) that observes every
     exchange and is no stage. ``aliases``: other names agents may use for a target.
+    ``entry``: the agent that answers a session first (default: the first stage's).
     ``routing`` (RoomKit's keyword hints, ``{agent: [keywords]}``): shown with that agent in the
     handoff tool of the agents that may reach it ("when the user mentions: ..."), never a rule.
     """
@@ -55,6 +56,7 @@ class Pipeline(Orchestration):
         supervisor_id: str | None = None,
         supervisor: Agent | None = None,
         aliases: Mapping[str, str] | None = None,
+        entry: str | None = None,
         handoff_options: HandoffOptions | None = None,
         **kw: object,
     ) -> None:
@@ -91,7 +93,9 @@ class Pipeline(Orchestration):
         if set(members) - staged:
             raise ValueError(f"Pipeline: agents {sorted(set(members) - staged)} own no stage; give each a stage")
         self.agents = members
-        self.entry = self.pipeline.first.agent
+        if entry is not None and entry not in members:
+            raise ValueError(f"Pipeline: entry {entry!r} is not one of its stage agents {sorted(members)}")
+        self.entry = entry or self.pipeline.first.agent
         self.aliases = dict(aliases or {})
         self.handoff_options = handoff_options
         """Recent turns a handoff carries and the notification spoken (None: the defaults)."""
@@ -146,7 +150,7 @@ class Pipeline(Orchestration):
         notice = handler.take_notice(session)  # "Connecting you with <next agent>...", once
         if notice is not None:
             yield notice
-            reply = f"{reply} {notice.text}".strip()
+            reply = f"{reply} {notice.text.strip()}".strip()
         self._observe(task, name, outcome, ctx)
         return AgentResult(
             reply,
@@ -162,9 +166,10 @@ class Pipeline(Orchestration):
         """The supervisor observes the exchange (the same note the Coordinator's router supervisor writes)."""
         if self.supervisor is None or self.supervisor_id is None:
             return
+        what = "" if outcome.ok else f" [failed: {outcome.error}]"
         note = self.call(
             self.supervisor,
-            f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}",
+            f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}{what}",
             ctx,
         )
         ctx.publish(
