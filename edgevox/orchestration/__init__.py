@@ -15,6 +15,7 @@ from edgevox.config.build_orchestration import build_orchestration
 from edgevox.orchestration.config import OrchestrationConfig
 from edgevox.orchestration.coordinator import Coordinator
 from edgevox.orchestration.delegation import AgentRegistry, DelegationHandle, Delegator
+from edgevox.orchestration.delegation_tools import delegation_tools
 from edgevox.orchestration.delivery import (
     DeliveryStrategy,
     DeliveryWorker,
@@ -24,7 +25,9 @@ from edgevox.orchestration.delivery import (
     WaitForIdle,
 )
 from edgevox.orchestration.handoff import HandoffHandler
+from edgevox.orchestration.handoff_context import HandoffOptions
 from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
+from edgevox.orchestration.remote_delegation import RemoteAgent, serve_delegations
 from edgevox.orchestration.routing import ConversationRouter, RoutingConditions, RoutingRule
 from edgevox.orchestration.state import ConversationPhase, ConversationState, PhaseTransition, SessionStore
 from edgevox.orchestration.strategies import Loop, Orchestration, Pipeline, Supervisor, Swarm
@@ -45,6 +48,7 @@ __all__ = [
     "DeliveryWorker",
     "Fallback",
     "HandoffHandler",
+    "HandoffOptions",
     "HandoffTools",
     "Immediate",
     "Loop",
@@ -55,6 +59,7 @@ __all__ = [
     "Pipeline",
     "PipelineStage",
     "Queued",
+    "RemoteAgent",
     "Repeat",
     "Retry",
     "Router",
@@ -70,5 +75,7 @@ __all__ = [
     "WaitForIdle",
     "Workflow",
     "build_orchestration",
+    "delegation_tools",
     "parse_verdict",
+    "serve_delegations",
 ]

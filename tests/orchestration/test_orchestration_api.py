@@ -47,8 +47,12 @@ def test_public_names_are_importable_and_pinned():
             "VoiceActivityState",
             "build_orchestration",
             "HandoffTools",
+            "HandoffOptions",
             "Verdict",
             "parse_verdict",
+            "RemoteAgent",
+            "delegation_tools",
+            "serve_delegations",
         }
     )
     for name in orch.__all__:
