@@ -12,7 +12,7 @@ from edgevox.agents.decoders import TwoStageDecoder
 from edgevox.agents.llm_agent import LLMAgent
 from edgevox.errors import Cancelled, ConfigError
 from edgevox.orchestration import Pipeline, PipelineStage, build_orchestration
-from edgevox.orchestration.events import HandoffAccepted, SupervisorObserved
+from edgevox.orchestration.events import HandoffAccepted, HandoffFailed, SupervisorObserved
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.context import AgentContext
 from edgevox.testing import ScriptedLLM
@@ -241,3 +241,25 @@ def test_entry_names_the_agent_that_answers_a_session_first(Scripted):
     assert coord.run("x", AgentContext(session_id="s")).text == "B"
     with pytest.raises(ConfigError, match="entry 'zed' is not one of its stage agents"):
         build_orchestration({"strategy": "pipeline", "pipeline": {"agents": ["a"], "entry": "zed"}}, {"a": a, "zed": b})
+
+
+def test_an_agent_handed_to_that_fails_gives_the_session_back_to_the_entry_agent(Scripted, bus, recorded, of_kind):
+    triage, handler = Scripted("triage"), Scripted("handler")
+    triage.behaviour = hands_to(triage, "handler", "One moment.")
+
+    def broken(task, c):
+        raise RuntimeError("model crashed")
+
+    handler.behaviour = broken
+    pipe = Pipeline([triage, handler])
+    ctx = AgentContext(session_id="u", bus=bus, blackboard=Blackboard())
+    pipe.run("my bill", ctx)
+    failed = pipe.run("so?", ctx)
+    # Was: the session stayed with the failing agent and every later turn was silent.
+    assert (failed.agent, failed.ok, failed.data["failed_agent"]) == ("triage", False, "handler")
+    assert failed.text.startswith("Sorry, handler ran into a problem") and "triage here again" in failed.text
+    [event] = of_kind(recorded, HandoffFailed)
+    assert (event.agent, event.returned_to) == ("handler", "triage")
+    triage.behaviour = "Triage here."
+    assert pipe.run("hello?", ctx).text == "Triage here." and pipe.holder(ctx) == "triage"
+    ctx.blackboard.close()

@@ -10,7 +10,9 @@ blackboard under the session id), so a turn runs one agent, never every agent.
 
 ``supervisor_id`` (RoomKit's name) names an agent that observes every exchange: its note is
 published as :class:`SupervisorObserved`, never spoken. A turn cancelled mid-way (a safety
-stop) hands nothing on: the session stays with the agent that was answering.
+stop) hands nothing on: the session stays with the agent that was answering. When the agent
+holding the session (not the entry agent) fails or times out, the entry agent takes the
+conversation back and says what happened (:class:`HandoffFailed`), as under a Coordinator.
 
 Running every agent in order and feeding each answer to the next is a different pattern:
 the workflow :class:`edgevox.orchestration.workflows.Sequence`.
@@ -21,13 +23,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from edgevox.agents.base import Agent, AgentResult
+from edgevox.agents.events import ReplyDelta
 from edgevox.agents.run import child_name
 from edgevox.errors import Cancelled
 from edgevox.orchestration.events import SupervisorObserved
+from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.handoff_context import HandoffOptions
 from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
 from edgevox.orchestration.state import ConversationState
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
+from edgevox.orchestration.strategies.handback import hand_back
 from edgevox.orchestration.workflows import Run
 from edgevox.runtime.context import AgentContext
 
@@ -145,6 +150,8 @@ class Pipeline(Orchestration):
         except GeneratorExit:
             handler.commit(session)  # the listener stopped reading (barge-in): a handoff made stands
             raise
+        if not outcome.ok and not outcome.cancelled and name != self.entry:
+            return (yield from self._recover(task, name, outcome, ctx, handler))
         after = handler.commit(session, reply=outcome.text) or store.state(session)
         reply = outcome.text
         notice = handler.take_notice(session)  # "Connecting you with <next agent>...", once
@@ -160,6 +167,31 @@ class Pipeline(Orchestration):
             timed_out=outcome.timed_out,
             steps=[outcome],
             data={"phase": after.phase, "next_agent": after.active_agent or ""},
+        )
+
+    def _recover(self, task: str, name: str, outcome: AgentResult, ctx: AgentContext, handler: HandoffHandler) -> Run:
+        """The agent holding the session (not the entry agent) failed or timed out: the entry
+        agent takes the conversation back and says what happened (never silence on later turns)."""
+        handler.begin_turn(ctx.session_id)  # a handoff the failed agent made is not applied
+        entry = self.entry
+        sentence = hand_back(
+            self.store_for(ctx),
+            ctx,
+            failed=name,
+            outcome=outcome,
+            to_agent=entry,
+            phase=self.pipeline.phase_of(entry),
+        )
+        yield ReplyDelta(source=self.name, agent=entry, text=f" {sentence}" if outcome.text else sentence)
+        self._observe(task, name, outcome, ctx)
+        return AgentResult(
+            f"{outcome.text} {sentence}".strip(),
+            agent=entry,
+            ok=False,
+            error=outcome.error,
+            timed_out=outcome.timed_out,
+            steps=[outcome],
+            data={"phase": self.pipeline.phase_of(entry), "next_agent": entry, "failed_agent": name},
         )
 
     def _observe(self, text: str, agent: str, outcome: AgentResult, ctx: AgentContext) -> None:

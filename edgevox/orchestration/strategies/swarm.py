@@ -5,7 +5,8 @@ per session who holds the conversation.
 Each agent is given, per run (``ctx.tools``), ``handoff_conversation`` whose ``target`` enum
 lists exactly its peers. When the peer handed to fails, the handing-off agent's own words are
 spoken after all, followed by a sentence saying what happened, and the conversation stays with
-the handing-off agent: the user is never left in silence."""
+the handing-off agent; when the peer holding the session from earlier turns fails, the entry
+agent takes it back and says so: the user is never left in silence."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from edgevox.agents.run import child_name
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.handoff_context import HandoffOptions
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
+from edgevox.orchestration.strategies.handback import hand_back
 from edgevox.orchestration.tools import HandoffTools
 from edgevox.orchestration.workflows import Run
 from edgevox.runtime.context import AgentContext
@@ -102,8 +104,10 @@ class Swarm(Orchestration):
                 events.close()
             steps.append(outcome)
             new_state = handler.commit(ctx.session_id, reply=outcome.text)
-            if not outcome.ok and handed_from is not None:
-                return (yield from self._target_failed(ctx, current, outcome, handed_from, held, steps))
+            if not outcome.ok and not outcome.cancelled and (handed_from is not None or current != self.entry):
+                # Back to who handed to it this turn; the holder of earlier turns failed: to the entry agent.
+                back_to = handed_from if handed_from is not None else (self.entry, [])
+                return (yield from self._target_failed(ctx, current, outcome, back_to, held, steps))
             if new_state is None or not outcome.ok or new_state.active_agent is None:
                 # No handoff, a failure, or a handoff to a human: these words are the answer.
                 yield from held
@@ -131,16 +135,14 @@ class Swarm(Orchestration):
         held: list[ReplyDelta],
         steps: list[AgentResult],
     ) -> Run:
-        """The agent handed to this turn failed: the handing-off agent's held words are spoken,
-        then what happened; the conversation goes back to the handing-off agent."""
+        """The agent holding the turn failed: the words of the agent that handed to it this turn
+        are spoken after all, then what happened (the Coordinator's words), and the conversation
+        goes back to that agent (to the entry agent when the failed one held it from earlier turns)."""
         previous, its_words = handed_from
         yield from its_words
         yield from held  # what the failed agent said before failing (none was held if it handed on)
-        notice = f"Sorry, {target} could not answer just now; {previous} is still with you."
-        yield ReplyDelta(source=self.name, text=f" {notice}")
-        self.store_for(ctx).update(
-            ctx.session_id, lambda s: s.transition(to_agent=previous, reason=f"{target} failed: {outcome.error}")
-        )
+        notice = hand_back(self.store_for(ctx), ctx, failed=target, outcome=outcome, to_agent=previous)
+        yield ReplyDelta(source=self.name, agent=previous, text=f" {notice}")
         said = [e.text for e in its_words] + [outcome.text, notice]
         return AgentResult(
             " ".join(t.strip() for t in said if t.strip()),
