@@ -291,6 +291,8 @@ class SchemaResolver:
         if values:
             if len(values) <= MAX_SPOKEN_OPTIONS:
                 shown = [str(v) for v in values]
+                if len(shown) == 1:  # one allowed value (e.g. a handoff tool's only target)
+                    return f"Which {what}: {shown[0]}?"
                 return f"Which {what}: {', '.join(shown[:-1])} or {shown[-1]}?"
             return f"Which {what}?"
         kind = prop.get("type") or anyof_type(prop)

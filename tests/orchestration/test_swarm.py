@@ -129,3 +129,12 @@ def test_a_peer_holding_the_session_that_fails_later_gives_it_back_to_the_entry_
     concierge.behaviour = "Concierge here."
     assert swarm.run("hello?", ctx).text == "Concierge here."
     ctx.blackboard.close()
+
+
+def test_a_question_about_the_only_target_of_a_two_agent_swarm_reads_well():
+    from edgevox.agents.resolver import SchemaResolver
+    from edgevox.orchestration.tools import handoff_tool as only_target_tool
+
+    tool = only_target_tool(["concierge"])
+    # Was "Which target:  or concierge?" (an empty option before "or").
+    assert SchemaResolver([tool]).question(tool.name, "target") == "Which target: concierge?"
