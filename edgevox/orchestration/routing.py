@@ -3,11 +3,17 @@
 Order of decision (first that applies wins):
 
 0. A session handed to a **human** (handoff target "human") goes to no agent.
-1. **Affinity** - the session's active agent keeps the conversation (a handoff
-   changes the active agent; target "human" clears it).
-2. **Rules** in priority order (highest first; ties keep declaration order). A
-   rule matches when *all* its conditions hold (phase, intent, source, custom
-   predicate); unset conditions match anything.
+1. **Affinity** - the session's active agent keeps the conversation when it was
+   given the conversation (a handoff, a workflow, a strategy; target "human" clears
+   it). An agent that is active only because this router chose it for an earlier
+   turn (a rule or the default) does not: as in RoomKit, where routing never sets
+   the active agent, rules decide every turn until a handoff, so a ``channel_types``
+   rule sends the next ROS turn to its agent even after a spoken turn went elsewhere.
+2. **Rules** in ascending ``priority`` (lower numbers first, as in RoomKit; ties keep
+   declaration order). A rule matches when *all* its conditions hold (phase, intent,
+   source, channel, custom predicate); unset conditions match anything.
+   Before issue 13 the highest priority went first, so RoomKit's own example
+   (``priority=-1`` for the rule that must win) routed to the other agent.
 3. **Default** agent.
 
 Events produced by agents (their ``source`` is an agent name, their kind is
@@ -23,10 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
+from edgevox.orchestration.config import ChannelName
 from edgevox.orchestration.events import TurnAnswered
 from edgevox.orchestration.state import ConversationPhase, ConversationState, phase_name
+
+CHANNELS: tuple[str, ...] = get_args(ChannelName)
+"""The channels edgevox itself names a user turn by: the voice loop's spoken and typed turns,
+and text that arrived over a ROS bridge (``channel_types`` in code accepts other names too,
+for an application's own front-end; YAML accepts these)."""
 
 HUMAN_KEY = "human_takeover"
 """``ConversationState.data`` flag set by a handoff to "human": no agent answers until cleared."""
@@ -44,7 +56,12 @@ def _as_set(value: Any) -> frozenset[str] | None:
 class RoutingConditions:
     """Conditions of one rule; every one that is set must hold (AND).
 
-    ``phase``/``intent``/``source`` take one value or a collection of accepted values.
+    ``phase``/``intent``/``source``/``channel_types`` take one value or a collection of
+    accepted values. ``channel_types`` (RoomKit's name) is the channel the turn came from:
+    ``"voice"`` (spoken), ``"text"`` (typed), ``"ros2"``/``"ros1"`` (a bridge's
+    ``text_input``) or an application's own name (:data:`CHANNELS`); it is the ``channel``
+    of the :class:`~edgevox.orchestration.events.UserTurn`, which the
+    :class:`~edgevox.orchestration.coordinator.Coordinator` takes from ``ctx.channel``.
     ``predicate(event, state)`` is any custom check.
     """
 
@@ -52,6 +69,15 @@ class RoutingConditions:
     intent: str | Collection[str] | None = None
     source: str | Collection[str] | None = None
     predicate: Callable[[Any, ConversationState], bool] | None = None
+    channel_types: str | Collection[str] | None = None
+
+    def __post_init__(self) -> None:
+        channels = _as_set(self.channel_types)
+        if channels is not None and (not channels or "" in channels):
+            raise ValueError(
+                f"RoutingConditions channel_types = {self.channel_types!r}: name at least one channel "
+                f"({', '.join(CHANNELS)} or your own), or leave it None to match any"
+            )
 
     def matches(self, *, event: Any, state: ConversationState, intent: str | None) -> bool:
         phases = _as_set(self.phase)
@@ -63,12 +89,16 @@ class RoutingConditions:
         sources = _as_set(self.source)
         if sources is not None and getattr(event, "source", "") not in sources:
             return False
+        channels = _as_set(self.channel_types)
+        if channels is not None and getattr(event, "channel", "") not in channels:
+            return False
         return not (self.predicate is not None and not self.predicate(event, state))
 
 
 @dataclass(frozen=True)
 class RoutingRule:
-    """Send matching turns to ``agent``. Higher ``priority`` is tried first."""
+    """Send matching turns to ``agent``. Lower ``priority`` is tried first (RoomKit's order:
+    a negative priority goes before the default 0); equal priorities keep declaration order."""
 
     agent: str
     conditions: RoutingConditions = field(default_factory=RoutingConditions)
@@ -78,6 +108,21 @@ class RoutingRule:
     @property
     def label(self) -> str:
         return self.name or f"{self.agent}@{self.priority}"
+
+
+def _routed(reason: str) -> bool:
+    """True for the ``why`` of a rule or default decision (what the Coordinator records as the
+    reason when it makes the routed agent active)."""
+    return reason == "default" or reason.startswith("rule:")
+
+
+def _given(state: ConversationState) -> bool:
+    """Was the active agent given the conversation (handoff, workflow...), rather than picked by
+    routing for an earlier turn? Reads the transition that made it active."""
+    for step in reversed(state.history):
+        if step.to_agent == state.active_agent and step.from_agent != step.to_agent:
+            return not _routed(step.reason)
+    return True  # made active without a recorded step (set directly): keep it
 
 
 @dataclass(frozen=True)
@@ -119,12 +164,25 @@ class ConversationRouter:
             raise ValueError(f"default_agent {default_agent!r} is not one of {sorted(self.agents)}")
         if supervisor is not None and supervisor not in self.agents:
             raise ValueError(f"supervisor {supervisor!r} is not one of {sorted(self.agents)}")
-        # Stable sort: equal priorities keep declaration order.
-        self.rules: tuple[RoutingRule, ...] = tuple(sorted(rules, key=lambda r: -r.priority))
+        # Ascending, as RoomKit; a stable sort, so equal priorities keep declaration order.
+        self.rules: tuple[RoutingRule, ...] = tuple(sorted(rules, key=lambda r: r.priority))
         self.default_agent = default_agent
         self.supervisor = supervisor
         self.affinity = affinity
         self.intent_classifier = intent_classifier
+
+    def with_rules(self, rules: Collection[RoutingRule], *, default_agent: str | None = None) -> ConversationRouter:
+        """A router with ``rules`` added to this one's (all tried together in ascending priority;
+        at equal priority ``rules`` come first) and their agents; ``default_agent`` replaces the
+        default when given. Everything else (supervisor, affinity, classifier) is kept."""
+        return ConversationRouter(
+            self.agents | {r.agent for r in rules} | ({default_agent} if default_agent else set()),
+            rules=[*rules, *self.rules],
+            default_agent=default_agent or self.default_agent,
+            supervisor=self.supervisor,
+            affinity=self.affinity,
+            intent_classifier=self.intent_classifier,
+        )
 
     def is_agent_output(self, event: Any) -> bool:
         if isinstance(event, TurnAnswered) or str(getattr(event, "kind", "")).startswith("agent."):
@@ -137,7 +195,7 @@ class ConversationRouter:
             return RouteDecision(None, "agent-output")
         if state.data.get(HUMAN_KEY):
             return RouteDecision(None, "human")
-        if self.affinity and state.active_agent and state.active_agent in self.agents:
+        if self.affinity and state.active_agent and state.active_agent in self.agents and _given(state):
             return RouteDecision(state.active_agent, "affinity")
         intent = getattr(event, "intent", None)
         if intent is None and self.intent_classifier is not None:

@@ -21,14 +21,15 @@ def test_active_agent_keeps_the_conversation_before_any_rule():
     assert (d.agent, d.why) == ("tech", "affinity")
 
 
-def test_rules_are_tried_in_priority_order_and_first_match_wins():
+def test_rules_are_tried_in_ascending_priority_and_first_match_wins():
+    # RoomKit's order (lower number first); before issue 13 the highest priority went first.
     rules = [
-        RoutingRule("billing", RoutingConditions(intent="pay"), priority=1, name="low"),
-        RoutingRule("tech", RoutingConditions(intent="pay"), priority=5, name="high"),
-        RoutingRule("boss", RoutingConditions(intent="pay"), priority=5, name="high-later"),
+        RoutingRule("billing", RoutingConditions(intent="pay"), priority=5, name="later"),
+        RoutingRule("tech", RoutingConditions(intent="pay"), priority=1, name="first"),
+        RoutingRule("boss", RoutingConditions(intent="pay"), priority=1, name="first-declared-later"),
     ]
     d = ConversationRouter(AGENTS, rules=rules).route(turn(intent="pay"), ConversationState())
-    assert (d.agent, d.why) == ("tech", "rule:high")
+    assert (d.agent, d.why) == ("tech", "rule:first")
 
 
 def test_conditions_are_anded():

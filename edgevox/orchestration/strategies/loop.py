@@ -1,26 +1,43 @@
-"""The review ``Loop`` strategy: a writer and reviewers; a reviewer approves with "APPROVED";
-otherwise its feedback goes into the next draft, up to ``max_iterations``."""
+"""The review ``Loop`` strategy: a writer and reviewers; each draft is reviewed, and the feedback
+of the reviewers who did not approve goes into the next draft, up to ``max_iterations``.
+
+``strategy`` means what it means in RoomKit: how reviewers run. ``"sequential"`` (the default,
+also for ``None``): one after another, each seeing the feedback of the earlier reviewers who did
+not approve; ``"parallel"``: all at once on threads, each reviewing the same draft. How many
+approvals a draft needs is ``approval`` (``"all"``, RoomKit's only rule and the default;
+``"any"``; ``"majority"``). A review approves when :func:`~edgevox.orchestration.verdict.parse_verdict`
+reads it as approval ("Not approved: fix X" does not).
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Literal
 
 from edgevox.agents.base import Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
 from edgevox.agents.run import child_name
+from edgevox.errors import Cancelled
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
+from edgevox.orchestration.verdict import Verdict, parse_verdict
 from edgevox.orchestration.workflows import Run
 from edgevox.runtime.context import AgentContext
 
 APPROVED = "APPROVED"
+ReviewStrategy = Literal["sequential", "parallel"]
+Approval = Literal["all", "any", "majority"]
+_VOTES = ("all", "any", "majority")
 
 
 class Loop(Orchestration):
-    """A writer revised until reviewers approve (``"APPROVED"`` in a review) or ``max_iterations``.
+    """A writer revised until reviewers approve or ``max_iterations`` drafts were written.
 
-    ``strategy``: ``"all"`` reviewers must approve, ``"any"`` one suffices, ``"majority"``.
-    The result's ``data`` has ``approved`` and ``iteration`` (1-based, the one that produced ``text``).
+    ``reviewers`` or the single ``reviewer`` (RoomKit's shorthand), not both. ``strategy``:
+    ``"sequential"`` (default) or ``"parallel"``, how reviewers run. ``approval``: ``"all"``
+    reviewers must approve (default), ``"any"`` one suffices, ``"majority"``. The result's
+    ``data`` has ``approved``, ``iteration`` (1-based, the one that produced ``text``) and
+    ``reviews`` (the last round: ``{"reviewer", "verdict", "why", "text"}`` each).
     """
 
     name = "loop"
@@ -28,26 +45,40 @@ class Loop(Orchestration):
     def __init__(
         self,
         agent: Agent,
-        reviewers: Sequence[Agent],
-        *,
-        strategy: Literal["all", "any", "majority"] = "all",
+        reviewers: Sequence[Agent] | None = None,
+        reviewer: Agent | None = None,
         max_iterations: int = 3,
+        *,
+        strategy: ReviewStrategy | None = None,
+        approval: Approval = "all",
         **kw: object,
     ) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]  # Orchestration's keyword options, checked by its signature
-        if strategy not in ("all", "any", "majority"):
-            raise ValueError(f"Loop strategy {strategy!r}: must be 'all', 'any' or 'majority'")
+        if strategy in _VOTES:
+            raise ValueError(
+                f"Loop strategy {strategy!r}: strategy is how reviewers run, 'sequential' or 'parallel' "
+                f"(as in RoomKit); for how many must approve use approval={strategy!r}"
+            )
+        if strategy not in (None, "sequential", "parallel"):
+            raise ValueError(f"Loop strategy {strategy!r}: must be 'sequential', 'parallel' or None (sequential)")
+        if approval not in _VOTES:
+            raise ValueError(f"Loop approval {approval!r}: must be 'all', 'any' or 'majority'")
         if max_iterations < 1:
             raise ValueError(f"Loop max_iterations = {max_iterations}: must be >= 1")
+        if reviewers and reviewer is not None:
+            raise ValueError("Loop: give either reviewers=[...] or reviewer=..., not both")
+        if reviewer is None and not reviewers:
+            raise ValueError("Loop needs at least one reviewer (reviewers=[...] or reviewer=...)")
         self.agent = agent
-        self.reviewers = check_agents("Loop", reviewers)
-        self.strategy = strategy
+        self.reviewers = check_agents("Loop", [reviewer] if reviewer is not None else list(reviewers or ()))
+        self.strategy: ReviewStrategy = strategy or "sequential"
+        self.approval: Approval = approval
         self.max_iterations = max_iterations
 
     def _decide(self, votes: list[bool]) -> bool:
-        if self.strategy == "all":
+        if self.approval == "all":
             return all(votes)
-        if self.strategy == "any":
+        if self.approval == "any":
             return any(votes)
         return sum(votes) * 2 > len(votes)
 
@@ -55,33 +86,73 @@ class Loop(Orchestration):
         steps: list[AgentResult] = []
         prompt = task
         draft = AgentResult(agent=child_name(self.agent))
+        facts: dict[str, object] = {}
         for iteration in range(1, self.max_iterations + 1):
             draft = self.call(self.agent, prompt, ctx)
             steps.append(draft)
-            facts = {"approved": False, "iteration": iteration}
+            facts = {"approved": False, "iteration": iteration, "reviews": []}
             if not draft.ok:
                 return AgentResult(draft.text, agent=draft.agent, ok=False, error=draft.error, steps=steps, data=facts)
-            reviews = [
-                self.call(
-                    r,
-                    f"Request: {task}\nAnswer: {draft.text}\nReply {APPROVED} if the answer is good; otherwise say what to fix.",
-                    ctx,
-                )
-                for r in self.reviewers
-            ]
-            steps.extend(reviews)
-            votes = [r.ok and APPROVED in r.text.upper() for r in reviews]
-            if self._decide(votes):
-                yield ReplyDelta(source=draft.agent, text=draft.text)
-                return AgentResult(draft.text, agent=draft.agent, steps=steps, data={**facts, "approved": True})
-            feedback = "\n".join(
-                f"- {r.agent}: {r.text if r.ok else 'no review (' + r.error + ')'}"
-                for r, v in zip(reviews, votes, strict=True)
-                if not v
+            review_prompt = (
+                f"Request: {task}\nAnswer: {draft.text}\n"
+                f"Reply {APPROVED} if the answer is good; otherwise say what to fix."
             )
+            review = self._review_parallel if self.strategy == "parallel" else self._review_sequential
+            rounds = review(review_prompt, ctx)
+            steps.extend(r for r, _ in rounds)
+            facts["reviews"] = [
+                {"reviewer": r.agent, "verdict": v.kind, "why": v.why, "text": r.text} for r, v in rounds
+            ]
+            if self._decide([v.approved for _, v in rounds]):
+                yield ReplyDelta(source=draft.agent, agent=draft.agent, text=draft.text)
+                return AgentResult(draft.text, agent=draft.agent, steps=steps, data={**facts, "approved": True})
+            feedback = "\n".join(f"- {r.agent}: {_feedback(r)}" for r, v in rounds if not v.approved)
             prompt = f"{task}\n\nYour previous answer: {draft.text}\nReviewer feedback:\n{feedback}\nWrite an improved answer."
         if draft.text:
-            yield ReplyDelta(source=draft.agent, text=draft.text)
-        return AgentResult(
-            draft.text, agent=draft.agent, steps=steps, data={"approved": False, "iteration": self.max_iterations}
-        )
+            yield ReplyDelta(source=draft.agent, agent=draft.agent, text=draft.text)
+        return AgentResult(draft.text, agent=draft.agent, steps=steps, data=facts)
+
+    def _review_sequential(self, prompt: str, ctx: AgentContext) -> list[tuple[AgentResult, Verdict]]:
+        """Reviewers one after another; each sees the feedback of the earlier ones who did not approve."""
+        rounds: list[tuple[AgentResult, Verdict]] = []
+        for reviewer in self.reviewers:
+            earlier = "".join(f"\n\n--- {r.agent} feedback ---\n{_feedback(r)}" for r, v in rounds if not v.approved)
+            review = self.call(reviewer, prompt + earlier, ctx)
+            rounds.append((review, _verdict(review)))
+        return rounds
+
+    def _review_parallel(self, prompt: str, ctx: AgentContext) -> list[tuple[AgentResult, Verdict]]:
+        """Every reviewer at once, on its own thread, on the same draft; a cancelled branch is
+        joined and reported (``cancelled``) like the others, never abandoned."""
+        results: list[AgentResult | None] = [None] * len(self.reviewers)
+
+        def review(i: int, reviewer: Agent) -> None:
+            try:
+                results[i] = self.call(reviewer, prompt, ctx)
+            except Cancelled as exc:
+                results[i] = AgentResult(agent=child_name(reviewer), ok=False, cancelled=True, error=exc.reason)
+
+        threads = [
+            threading.Thread(target=review, args=(i, r), name=f"edgevox-loop-review-{i}", daemon=True)
+            for i, r in enumerate(self.reviewers)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ctx.cancel_token.raise_if_cancelled()
+        done = [
+            r if r is not None else AgentResult(agent=child_name(a), ok=False, error="review did not finish")
+            for r, a in zip(results, self.reviewers, strict=True)
+        ]
+        return [(r, _verdict(r)) for r in done]
+
+
+def _verdict(review: AgentResult) -> Verdict:
+    if not review.ok:
+        return Verdict("unclear", f"no review ({review.error or 'failed'})")
+    return parse_verdict(review.text)
+
+
+def _feedback(review: AgentResult) -> str:
+    return review.text if review.ok else f"no review ({review.error or 'failed'})"
