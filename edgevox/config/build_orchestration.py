@@ -184,6 +184,7 @@ def build_orchestration(
         handoff_tools = pipeline.handoff_tools(
             descriptions={n: str(getattr(agents[n], "description", "") or "") for n in router.agents},
             owner="conversation",
+            human=conv.escalation,
         )
     elif main_agent is not None:
         _agent(agents, main_agent, "main agent")

@@ -205,6 +205,9 @@ class ConversationSection(Section):
         default_factory=dict, description="Other names agents may use for a handoff target."
     )
     supervisor: Name | None = Field(None, description="Agent that observes every exchange (never answers).")
+    escalation: StrictBool = Field(
+        False, description="Add `human` (a person takes the conversation) to every agent's handoff targets."
+    )
 
 
 class DelegationSection(Section):

@@ -167,9 +167,13 @@ class ConversationPipeline:
             options=options,
         )
 
-    def handoff_tools(self, *, descriptions: Mapping[str, str] | None = None, owner: str = "pipeline") -> HandoffTools:
+    def handoff_tools(
+        self, *, descriptions: Mapping[str, str] | None = None, owner: str = "pipeline", human: bool = False
+    ) -> HandoffTools:
         """Each stage agent's ``handoff_conversation`` tool: ``target`` lists exactly the agents
-        of its ``next`` and ``can_return_to`` phases, ``next_phase`` exactly those phases."""
+        of its ``next`` and ``can_return_to`` phases (and ``human``, a person, with ``human=True``),
+        ``next_phase`` exactly those phases."""
+        from edgevox.orchestration.handoff import HUMAN
         from edgevox.orchestration.tools import HandoffTools
 
         phases: dict[str, list[str]] = {a: [] for a in self.agents}
@@ -177,7 +181,9 @@ class ConversationPipeline:
             for phase in ((s.next,) if s.next else ()) + s.can_return_to:
                 if phase not in phases[s.agent]:
                     phases[s.agent].append(phase)
-        return HandoffTools(self.reachable_agents(), descriptions=descriptions, phases=phases, owner=owner)
+        reachable = {a: t + ((HUMAN,) if human else ()) for a, t in self.reachable_agents().items()}
+        described = {**({HUMAN: "a person takes the conversation"} if human else {}), **(descriptions or {})}
+        return HandoffTools(reachable, descriptions=described, phases=phases, owner=owner)
 
     def phase_of(self, agent: str) -> str | None:
         """The first phase owned by ``agent``."""

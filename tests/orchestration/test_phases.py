@@ -115,3 +115,27 @@ def test_default_phase_is_where_a_conversation_starts_as_in_roomkit():
     assert p.first.agent == "handler" and p.to_router().default_agent == "handler"
     with pytest.raises(ValueError, match="default_phase 'nowhere' is not one of its phases"):
         ConversationPipeline([PipelineStage("a", "x")], default_phase="nowhere")
+
+
+def test_yaml_conversation_escalation_adds_a_person_to_every_agents_targets(Scripted, bus, recorded, of_kind):
+    from edgevox.orchestration.events import Escalated
+
+    agents = {n: Scripted(n, f"{n} here") for n in ("triage", "handler", "resolver")}
+    triage = agents["triage"]
+
+    def escalate(task, ctx):
+        tool = next(t for t in ctx.tools if t.name == "handoff_conversation")
+        triage.tool_results.append(str(tool.parameters["properties"]["target"]["enum"]))
+        triage.call_tool(tool, {"target": "human", "reason": "angry", "summary": "wants a manager"}, ctx)
+        return "Let me get someone."
+
+    triage.behaviour = escalate
+    config = {"strategy": "conversation", "conversation": {"stages": STAGES, "escalation": True}}
+    coord = build_orchestration(config, agents, bus=bus)
+    coord.run("I want a manager", AgentContext(session_id="u", bus=bus))
+    assert triage.tool_results[0] == "['handler', 'human']" and '"ok": true' in triage.tool_results[1]
+    assert coord.handoff_tools.targets("resolver") == ("human",)
+    assert of_kind(recorded, Escalated)[0].from_agent == "triage"
+    # Without it (RoomKit's enum), a person is not among the targets.
+    plain = build_orchestration({"strategy": "conversation", "conversation": {"stages": STAGES}}, agents)
+    assert plain.handoff_tools.targets("triage") == ("handler",) and plain.handoff_tools.tool("resolver") is None
