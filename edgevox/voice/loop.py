@@ -318,12 +318,8 @@ class VoiceLoop:
 
     def submit_text(self, text: str, *, channel: str = "text") -> int:
         """Handle typed text like a transcript (stop check first, then a queued turn). Returns its turn id.
-
-        ``channel`` names where the text came from (``text``; a ROS bridge passes ``ros2``/``ros1``):
-        the transcript's ``origin`` and the turn's ``ctx.channel``, which routing rules match."""
+        ``channel`` (a ROS bridge passes ``ros2``/``ros1``): the transcript's ``origin``, the turn's ``ctx.channel``."""
         self._require_running("submit_text()")
-        if not channel:
-            raise ValueError("VoiceLoop.submit_text: channel must name where the text came from, e.g. 'text'")
         q = self._q
         turn_id = next(q.ids)
         with q.cond:
