@@ -78,6 +78,7 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
             _try(report, "load STT", partial(_load, wiring.make_stt, config.stt))
         if not no_out:
             _try(report, "load TTS", partial(_load, wiring.make_tts, config.tts))
+    _check_agent_llms(report, config, load=load_models)
     for name, agent in config.agents.items():
         refs = ([agent.factory] if agent.factory else []) + agent.tools + agent.skills
         _try(report, f"agent {name}", partial(_check_agent_refs, name, agent, refs))
@@ -90,6 +91,30 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
     for name, status, detail in wiring.check_bridges(config.bridges):
         report.add(f"bridge {name}", status, detail)
     return report
+
+
+def _check_agent_llms(report: CheckReport, config: AppConfig, *, load: bool) -> None:
+    """One item per agent with its own ``llm:`` keys: its model resolved (and loaded), or which
+    engine it shares (same model file and load options as ``llm:`` or an earlier agent)."""
+    main_key = wiring.llm_key(config.llm)
+    first: dict[tuple[str, ...], str] = {}
+    for name, agent in config.agents.items():
+        if agent.llm is None:
+            continue
+        cfg = config.llm_for(name)
+        key = wiring.llm_key(cfg)
+        if key == main_key or key in first:
+            owner = "llm:" if key == main_key else f"agent {first[key]}"
+            report.add(f"agent {name} model", "ok", f"{cfg.model}: shares the engine of {owner}")
+            continue
+        first[key] = name
+        if wiring.is_ref(cfg.engine):
+            where = f"agents.{name}.llm.engine"
+            _try(report, f"agent {name} model", partial(wiring.engine_factory, cfg.engine, cfg.options, where))
+        else:
+            _try(report, f"agent {name} model", partial(_resolve_model, cfg.model))
+        if load:
+            _try(report, f"load agent {name} LLM", partial(_load, wiring.make_llm, cfg))
 
 
 def _check_custom_engine(role: str, section: EngineSection) -> str:

@@ -19,7 +19,7 @@ build through the same functions. The other modules' functions are re-exported h
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from edgevox.agents.base import Agent, AgentBase
@@ -32,14 +32,17 @@ from edgevox.config.build_engines import (
     Steps,
     engine_factory,
     is_ref,
+    llm_key,
     make_audio_in,
     make_audio_out,
     make_engines,
     make_llm,
+    make_llms,
     make_stt,
     make_tts,
     make_vad,
 )
+from edgevox.config.build_orchestration import delegation_tools_for, make_delegator
 from edgevox.config.refs import import_ref
 from edgevox.config.schema import (
     AgentConfig,
@@ -50,9 +53,11 @@ from edgevox.errors import ConfigError
 
 if TYPE_CHECKING:
     from edgevox.agents.base import AgentResult, AgentStream
+    from edgevox.agents.decoders import ToolDecoder
     from edgevox.agents.skills import Skill
     from edgevox.agents.tools import Tool
     from edgevox.engines.base import LLM
+    from edgevox.orchestration.delegation import Delegator
     from edgevox.runtime.context import AgentContext
     from edgevox.runtime.pool import AgentPool
     from edgevox.runtime.runtime import Runtime
@@ -67,13 +72,16 @@ __all__ = [
     "engine_factory",
     "import_ref",
     "is_ref",
+    "llm_key",
     "make_agent",
     "make_agents",
     "make_audio_in",
     "make_audio_out",
+    "make_decoder",
     "make_bridges",
     "make_engines",
     "make_llm",
+    "make_llms",
     "make_stt",
     "make_trigger",
     "make_tts",
@@ -118,12 +126,21 @@ def resolve_tools(refs: Iterable[str], *, where: str) -> list[Tool | Skill]:
 
 
 def make_agent(
-    name: str, cfg: AgentConfig, llm: LLM, app: AppConfig, *, others: dict[str, Agent] | None = None
+    name: str,
+    cfg: AgentConfig,
+    llm: LLM,
+    app: AppConfig,
+    *,
+    others: dict[str, Agent] | None = None,
+    delegator: Delegator | None = None,
 ) -> Agent:
-    """One agent: from its factory, or an LLMAgent (without tools and handoffs, the plain chat agent)."""
+    """One agent: from its factory, or an LLMAgent (without tools and handoffs, the plain chat agent).
+
+    ``llm`` is this agent's engine; its reply length and temperature are the agent's keys, else
+    its ``agents.<name>.llm`` keys, else ``llm:``'s (:meth:`AppConfig.llm_for`)."""
     where = f"agents.{name}"
-    max_tokens = cfg.max_tokens or app.llm.max_tokens
-    temperature = app.llm.temperature if cfg.temperature is None else cfg.temperature
+    own = app.llm_for(name)
+    max_tokens, temperature = own.max_tokens, own.temperature
     if cfg.factory:
         factory = import_ref(cfg.factory, where=f"{where}.factory")
         try:
@@ -133,8 +150,14 @@ def make_agent(
         if "tool_timeout_s" not in cfg.options and hasattr(agent, "tool_timeout_s"):
             agent.tool_timeout_s = app.safety.tool_timeout_s
         _set_speak_tool_results(agent, cfg, where)
+        if cfg.decoder is not None:
+            if not hasattr(agent, "decoder"):
+                raise ConfigError(f"{where}.decoder: the agent built by {cfg.factory} has no decoder setting")
+            agent.decoder = make_decoder(cfg.decoder)
+        _factory_delegation(agent, cfg, where)
         return agent
     tools = resolve_tools(cfg.tools, where=f"{where}.tools") + resolve_tools(cfg.skills, where=f"{where}.skills")
+    tools += delegation_tools_for(delegator, name) if cfg.delegates else []  # delegate, list_processes, ...
     try:
         from edgevox.agents.base import AgentRef
         from edgevox.agents.llm_agent import LLMAgent
@@ -156,7 +179,37 @@ def make_agent(
         tool_timeout_s=app.safety.tool_timeout_s,
         reply_max_tokens=max_tokens,
         temperature=temperature,
+        decoder=make_decoder(cfg.decoder) if cfg.decoder is not None else None,
+        limits=cfg.limits.model_dump(),
     )
+
+
+def _factory_delegation(agent: object, cfg: AgentConfig, where: str) -> None:
+    """``delegates`` and ``limits`` of an agent a factory built: tools come from the factory."""
+    if cfg.delegates:
+        raise ConfigError(
+            f"{where}.delegates: an agent built by a factory gets its tools from the factory; give it "
+            "edgevox.orchestration.delegation_tools.delegation_tools(...) there, or drop the factory"
+        )
+    if cfg.limits != type(cfg.limits)():
+        if not hasattr(agent, "limits"):
+            raise ConfigError(f"{where}.limits: the agent built by {cfg.factory} has no limits setting")
+        from edgevox.agents.tool_calls import ToolLimits
+
+        agent.limits = ToolLimits.of(str(getattr(agent, "name", where)), cfg.limits.model_dump())
+
+
+def make_decoder(name: str) -> ToolDecoder:
+    """The tool decoder an ``agents.<name>.decoder`` value names (see :mod:`edgevox.agents.decoders`)."""
+    from edgevox.agents import decoders
+
+    kinds: dict[str, Callable[[], ToolDecoder]] = {
+        "schema_first": decoders.SchemaFirstDecoder,
+        "two_stage": decoders.TwoStageDecoder,
+        "grammar": decoders.GrammarDecoder,
+        "free_text": decoders.FreeTextDecoder,
+    }
+    return kinds[name]()
 
 
 def _set_speak_tool_results(agent: object, cfg: AgentConfig, where: str) -> None:
@@ -170,9 +223,16 @@ def _set_speak_tool_results(agent: object, cfg: AgentConfig, where: str) -> None
     agent.speak_tool_results = cfg.speak_tool_results
 
 
-def make_agents(app: AppConfig, llm: LLM) -> dict[str, Agent]:
-    """Every agent and workflow by name. Handoff targets are built before the agents that use them."""
+def make_agents(app: AppConfig, llm: LLM, *, llms: Mapping[str, LLM] | None = None) -> dict[str, Agent]:
+    """Every agent and workflow by name. Handoff targets are built before the agents that use them.
+
+    ``llm`` is the engine of the ``llm:`` section; ``llms`` the engine of each agent by name
+    (:func:`make_llms`). Without ``llms``, agents that name their own model or load options
+    (``agents.<name>.llm``) get engines loaded here, one per distinct model file and load
+    options (so agents that name the same share one), and the others use ``llm``."""
+    engines = llms if llms is not None else make_llms(app, main=llm)
     built: dict[str, Agent] = {}
+    delegator = make_delegator(app.orchestration, {n: c.delegates for n, c in app.agents.items()})
     pending = dict(app.agents)
     visiting: set[str] = set()
 
@@ -185,7 +245,7 @@ def make_agents(app: AppConfig, llm: LLM) -> dict[str, Agent]:
         cfg = pending[name]
         for target in cfg.handoffs:
             build(target)
-        built[name] = make_agent(name, cfg, llm, app, others=built)
+        built[name] = make_agent(name, cfg, engines.get(name, llm), app, others=built, delegator=delegator)
         visiting.discard(name)
         return built[name]
 
@@ -193,6 +253,8 @@ def make_agents(app: AppConfig, llm: LLM) -> dict[str, Agent]:
         build(name)
     for name in app.workflows:
         built[name] = make_workflow(name, app.workflows, built)
+    if delegator is not None:  # what ``delegates:`` lists can reach, now that every agent is built
+        delegator.agents.update(built)
     return built
 
 

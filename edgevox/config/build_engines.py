@@ -14,6 +14,7 @@ calling ``factory(**options)``; the returned object must satisfy the engine's pr
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 import time
@@ -135,6 +136,56 @@ def make_llm(cfg: LLMConfig) -> LLM:
         seed=cfg.seed,
         **cfg.options,
     )
+
+
+def llm_key(cfg: LLMConfig) -> tuple[str, ...]:
+    """What makes two ``llm:`` sections one loaded engine: the engine, the model file (the
+    reference resolved, so a builtin name and its path are the same file) and every load option.
+    ``max_tokens`` and ``temperature`` are per call, so agents differing only there share."""
+    options = json.dumps(cfg.options, sort_keys=True, default=repr)
+    if is_ref(cfg.engine):  # a custom factory is called with its options only
+        return (cfg.engine, options)
+    from edgevox.models import resolve
+
+    try:
+        model = str(resolve(cfg.model))  # never downloads; a missing file fails here or at load
+    except EdgeVoxError:
+        model = cfg.model
+    load = (cfg.context_tokens, cfg.threads, cfg.batch_threads, cfg.gpu_layers, cfg.seed)
+    return (cfg.engine, model, *map(str, load), options)
+
+
+def make_llms(
+    app: AppConfig,
+    *,
+    main: LLM | None = None,
+    make: Callable[[LLMConfig], LLM] = make_llm,
+) -> dict[str, LLM]:
+    """The engine of every agent of ``app``, by agent name: one engine per distinct
+    :func:`llm_key`, so agents with the same model file and load options share one copy of
+    the weights (and its lock: calls into one engine run one at a time; different engines
+    run side by side). ``main`` is the engine of the ``llm:`` section when already built;
+    ``make`` builds the others (default :func:`make_llm`)."""
+    main_key = llm_key(app.llm)
+    engines: dict[tuple[str, ...], LLM] = {} if main is None else {main_key: main}
+    out: dict[str, LLM] = {}
+    for name in app.agents:
+        cfg = app.llm_for(name)
+        key = llm_key(cfg)
+        if key not in engines:
+            engines[key] = _make_llm_at(make, cfg, "llm" if key == main_key else f"agents.{name}.llm")
+        out[name] = engines[key]
+    return out
+
+
+def _make_llm_at(make: Callable[[LLMConfig], LLM], cfg: LLMConfig, where: str) -> LLM:
+    """``make(cfg)``; an agent's own model that fails names the agent's key."""
+    if where == "llm":
+        return make(cfg)
+    try:
+        return make(cfg)
+    except EdgeVoxError as exc:
+        raise ConfigError(f"{where} (model {cfg.model!r}): {exc}") from None
 
 
 def make_tts(cfg: TTSConfig) -> TTS:
@@ -285,6 +336,9 @@ def make_engines(config: AppConfig, given: Engines | None = None, *, step: Steps
     Typed input gets :class:`~edgevox.engines.null.NoSTT` and
     :class:`~edgevox.engines.null.NoAudioIn`; no audio output gets
     :class:`~edgevox.engines.null.NoTTS` and a :class:`~edgevox.engines.audio_wav.NullOut`.
+    ``llm`` is the engine of the ``llm:`` section (``given.llm`` replaces it); agents that
+    name their own model or load options (``agents.<name>.llm``) get theirs from
+    :func:`~edgevox.config.build.make_agents` (:func:`make_llms`).
     """
     from edgevox.engines.null import NoSTT, NoTTS
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, model_validator
 
 from edgevox.agents import llm_agent
 from edgevox.config.fields import (
@@ -49,7 +49,7 @@ from edgevox.config.fields import (
 from edgevox.engines import audio_sounddevice, llm_llama_cpp, stt_faster_whisper, tts_piper, vad_silero, vad_webrtc
 from edgevox.integrations.config import BridgesConfig
 from edgevox.orchestration import workflows
-from edgevox.orchestration.config import OrchestrationConfig
+from edgevox.orchestration.config import OrchestrationConfig, ToolLimitsSection
 
 # --- shared types ------------------------------------------------------------------------------
 
@@ -152,6 +152,33 @@ class LLMConfig(Section):
                 f"{self.context_tokens}); a reply cannot be longer than the context: lower max_tokens"
             )
         return self
+
+
+class AgentLLMConfig(Section):
+    """An agent's own language model: keys of ``llm:`` this agent sets differently (the rest
+    are ``llm:``'s). Agents whose engine, model file and load options (everything but
+    ``max_tokens`` and ``temperature``, which are per call) come out the same share one
+    loaded engine."""
+
+    engine: StrictStr | None = Field(None, description="`llm.engine` for this agent; null = `llm.engine`.")
+    model: StrictStr | None = Field(
+        None,
+        description="Model of this agent (builtin name, `.gguf` path or `hf:` reference); null = `llm.model`.",
+    )
+    context_tokens: Tokens | None = Field(None, description="Context window in tokens; null = `llm.context_tokens`.")
+    max_tokens: Tokens | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
+    temperature: Temperature | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")
+    threads: Literal["auto"] | Threads | None = Field(None, description="Decode threads; null = `llm.threads`.")
+    batch_threads: Literal["auto"] | Threads | None = Field(
+        None, description="Prompt threads; null = `llm.batch_threads`."
+    )
+    gpu_layers: Literal["auto"] | Annotated[StrictInt, Field(ge=-1, le=100_000)] | None = Field(
+        None, description="GPU layers; null = `llm.gpu_layers`."
+    )
+    seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] | None = Field(None, description="Seed; null = `llm.seed`.")
+    options: dict[str, Any] | None = Field(
+        None, description="Extra engine keyword arguments (replace `llm.options` as a whole); null = `llm.options`."
+    )
 
 
 class TTSConfig(Section):
@@ -401,6 +428,14 @@ class AgentConfig(Section):
         default_factory=list,
         description="Names of agents this agent may hand the conversation to (`handoff_to_<name>` tools).",
     )
+    delegates: list[Name] = Field(
+        default_factory=list,
+        description="Agents this agent may delegate sub-tasks to (supyagent's `delegates`): it gets a `delegate` tool whose `agent` lists exactly these, plus `list_processes` / `get_process_output` / `kill_process` for background delegations; any other target is refused. Limits: `orchestration.delegation`.",
+    )
+    limits: ToolLimitsSection = Field(
+        default_factory=ToolLimitsSection,
+        description="supyagent's `limits`: `max_tool_calls_per_turn`, `max_total_tool_calls` (per conversation).",
+    )
     factory: Ref | None = Field(
         None,
         description="`module:function` that builds the agent instead, called as `factory(llm=..., **options)` (e.g. `edgevox.examples.home_robot:build_home_robot_agent`).",
@@ -415,6 +450,14 @@ class AgentConfig(Section):
     )
     max_tokens: Tokens | None = Field(None, description="Reply length limit in tokens; null = `llm.max_tokens`.")
     temperature: Temperature | None = Field(None, description="Sampling temperature; null = `llm.temperature`.")
+    decoder: Literal["schema_first", "two_stage", "grammar", "free_text"] | None = Field(
+        None,
+        description="How the agent decides to call a tool: `schema_first` acts on what the user's words name and asks the model only when unsure (a handoff or delegation is then chosen only when the user names it); `two_stage` lets the model pick the tool, then its arguments (what orchestration agents that hand off or delegate on their own judgement need); `grammar` one constrained decode; `free_text` no grammar. null = `schema_first`, or the factory's own for agents a `factory` builds.",
+    )
+    llm: AgentLLMConfig | None = Field(
+        None,
+        description="This agent's own model: `llm:` keys set differently for it (e.g. `{model: ..., context_tokens: 1024}`); null = `llm:` as it is. Agents whose model file and load options come out the same share one loaded engine.",
+    )
 
     @model_validator(mode="after")
     def _factory_excludes_tools(self) -> AgentConfig:
@@ -422,6 +465,9 @@ class AgentConfig(Section):
             raise ValueError(
                 "an agent with a factory gets its tools from the factory: remove tools/skills or the factory"
             )
+        for key in ("max_tokens", "temperature"):
+            if self.llm is not None and getattr(self, key) is not None and getattr(self.llm, key) is not None:
+                raise ValueError(f"{key} is set twice (as {key} and llm.{key}): keep one")
         return self
 
 
@@ -576,13 +622,17 @@ class AppConfig(Section):
         known = list(self.agents) + list(self.workflows)
         _check_name("agent", self.agent, known)
         for name, agent in self.agents.items():
-            if agent.max_tokens is not None and agent.max_tokens > self.llm.context_tokens:
+            context = (agent.llm and agent.llm.context_tokens) or self.llm.context_tokens
+            if agent.max_tokens is not None and agent.max_tokens > context:
                 raise ValueError(
-                    f"agents.{name}.max_tokens = {agent.max_tokens} is more than llm.context_tokens = "
-                    f"{self.llm.context_tokens}; a reply cannot be longer than the context: lower it"
+                    f"agents.{name}.max_tokens = {agent.max_tokens} is more than its context_tokens = "
+                    f"{context}; a reply cannot be longer than the context: lower it"
                 )
+            self.llm_for(name)  # its llm keys over llm: must make a valid section too
             for target in agent.handoffs:
                 _check_name(f"agents.{name}.handoffs", target, list(self.agents))
+            for target in agent.delegates:
+                _check_name(f"agents.{name}.delegates", target, known)
         for name, wf in self.workflows.items():
             for step in wf.steps:
                 _check_name(f"workflows.{name}.steps", step, known)
@@ -595,6 +645,23 @@ class AppConfig(Section):
         for name in self.pool.agents:
             _check_name("pool.agents", name, known)
         return self
+
+    def llm_for(self, agent: str) -> LLMConfig:
+        """The ``llm:`` section as agent ``agent`` uses it: its ``agents.<name>.llm`` keys, and
+        its own ``max_tokens``/``temperature``, set over ``llm:`` (``llm:`` itself for an agent
+        that sets none, or a name that is no agent)."""
+        cfg = self.agents.get(agent)
+        if cfg is None:
+            return self.llm
+        own = cfg.llm.model_dump(exclude_none=True) if cfg.llm is not None else {}
+        own |= {k: v for k in ("max_tokens", "temperature") if (v := getattr(cfg, k)) is not None}
+        if not own:
+            return self.llm
+        try:
+            return LLMConfig.model_validate(self.llm.model_dump() | own)
+        except ValidationError as exc:  # only the combination can be wrong: each key was checked on its own
+            first = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise ValueError(f"agents.{agent}.llm: {first}") from None
 
     @property
     def main_agent(self) -> str:

@@ -5,11 +5,15 @@ import threading
 
 import pytest
 
-from edgevox.errors import DelegationError
+from edgevox.agents.decoders import FreeTextDecoder
+from edgevox.config import parse_config
+from edgevox.config.build import make_agents
+from edgevox.errors import ConfigError, DelegationError
 from edgevox.orchestration import AgentRegistry, Delegator
 from edgevox.orchestration.events import DelegationFinished, DelegationStarted
 from edgevox.orchestration.tools import delegate
 from edgevox.runtime.context import AgentContext
+from edgevox.testing import ScriptedLLM
 
 
 class Clock:
@@ -35,7 +39,7 @@ def test_delegation_past_max_depth_gives_the_agent_an_error_result(Scripted):
     assert [c.depth for c in agents["a4"].contexts] == [5]
     deepest = agents["a4"].tool_results[-1]
     assert json.loads(deepest)["ok"] is False
-    assert json.loads(deepest)["error"].startswith("Maximum delegation depth (5) reached")
+    assert json.loads(deepest)["error"] == "Maximum delegation depth (5) reached. Cannot delegate further."
     assert agents["a5"].tasks == []
     assert out.ok is True  # each level answered with what it had
     stats = d.registry.stats()
@@ -126,3 +130,88 @@ def test_a_delegated_worker_runs_in_an_isolated_child_context(Scripted, bus):
     result = Delegator({"w": Scripted("w", worker)}).delegate("w", "job", boss_ctx)
     assert result.ok and result.text == "done"
     assert boss_ctx.state == {"plan": 1}  # the worker's scratch state stayed its own
+
+
+def calls(*specs: tuple[str, dict]) -> str:
+    """One model message with these tool calls."""
+    return json.dumps([{"name": n, "arguments": a} for n, a in specs])
+
+
+# -- YAML: agents.<name>.delegates and limits ----------------------------------------------------------------------------------------------
+
+TEAM = """\
+llm: {engine: edgevox.testing:ScriptedLLM}
+audio:
+  input: {source: text}
+  output: {sink: none}
+orchestration:
+  delegation: {max_depth: 1, max_concurrency: 1}
+agents:
+  planner:
+    instructions: ""
+    delegates: [coder]
+    limits: {max_tool_calls_per_turn: 2, max_total_tool_calls: 10}
+  coder:
+    instructions: ""
+    delegates: [planner]
+  writer: {}
+"""
+
+
+def test_yaml_delegates_give_exactly_those_targets_and_limits_hold():
+    app = parse_config(TEAM, env={})
+    llm = ScriptedLLM(default="Okay.")
+    agents = make_agents(app, llm)
+    planner, coder, writer = agents["planner"], agents["coder"], agents["writer"]
+    assert planner.tool("delegate").parameters["properties"]["agent"]["enum"] == ["coder"]
+    assert coder.tool("delegate").parameters["properties"]["agent"]["enum"] == ["planner"]
+    assert writer.tool("delegate") is None and writer.tool("list_processes") is None
+    assert {"list_processes", "get_process_output", "kill_process"} <= {t.name for t in planner.tools}
+    assert (planner.limits.max_tool_calls_per_turn, planner.limits.max_total_tool_calls) == (2, 10)
+
+    # Driven by a scripted model: planner delegates to coder; coder (depth 1 = max_depth) may not go deeper.
+    planner.decoder = coder.decoder = FreeTextDecoder()
+    llm.push(
+        calls(
+            ("delegate", {"agent": "coder", "task": "write it"}),
+            ("delegate", {"agent": "coder", "task": "again"}),
+            ("delegate", {"agent": "coder", "task": "third"}),
+        ),  # fmt: skip
+        calls(("delegate", {"agent": "planner", "task": "help"})),  # coder's model, first delegation
+        "coder gave up",
+        calls(("delegate", {"agent": "planner", "task": "help"})),  # coder's model, second delegation
+        "coder gave up again",
+        "Done twice.",
+    )
+    result = planner.run("build it", AgentContext())
+    first = json.loads(result.tool_calls[0].value)
+    assert first == {"ok": True, "agent": "coder", "output": "coder gave up"}
+    assert result.tool_calls[2].error.endswith("(limits.max_tool_calls_per_turn = 2)")
+    inner = [c.messages[-1]["content"] for c in llm.calls if "Maximum delegation depth" in c.messages[-1]["content"]]
+    assert inner and "Maximum delegation depth (1) reached. Cannot delegate further." in inner[0]
+
+
+def test_yaml_delegates_naming_an_unknown_agent_is_a_clear_error():
+    bad = TEAM.replace("delegates: [coder]", "delegates: [coderr]")
+    with pytest.raises(
+        ConfigError, match=r"agents.planner.delegates: no agent or workflow named 'coderr'; did you mean 'coder'\?"
+    ):
+        parse_config(bad, env={})
+
+
+def test_yaml_limits_must_be_whole_numbers():
+    bad = TEAM.replace("max_tool_calls_per_turn: 2", "max_tool_calls_per_turn: -2")
+    with pytest.raises(ConfigError, match="max_tool_calls_per_turn"):
+        parse_config(bad, env={})
+
+
+def test_yaml_delegates_on_a_factory_agent_say_where_the_tools_must_come_from():
+    app = parse_config(
+        TEAM.replace(
+            "  writer: {}",
+            "  writer: {factory: 'edgevox.examples.home_robot:build_home_robot_agent', delegates: [coder]}",
+        ),
+        env={},
+    )
+    with pytest.raises(ConfigError, match=r"agents.writer.delegates: an agent built by a factory gets its tools"):
+        make_agents(app, ScriptedLLM(default="Okay."))
