@@ -276,7 +276,8 @@ class HandoffHandler:
     def take_notice(self, session_id: str) -> ReplyDelta | None:
         """The notification of the handoff :meth:`commit` applied for ``session_id``, once (None
         if there is none): the orchestration yields it, before the target speaks, as a reply
-        piece the voice loop speaks."""
+        piece the voice loop speaks. Its text has a space on each side (the voice loop joins
+        pieces as they come); add it to a reply text with ``(reply + notice.text).strip()``."""
         with self.store.lock:
             return self._notices.pop(session_id, None)
 
@@ -407,7 +408,8 @@ class HandoffHandler:
             self.store.put_record(session_id, RECEIVED_RECORD, handoff.message())
             notice = self.notification(handoff)
             if notice:
-                self._notices[session_id] = ReplyDelta(source="handoff", agent=handoff.target, text=notice)
+                # Spaced like a sentence of its own: the voice loop joins reply pieces as they come.
+                self._notices[session_id] = ReplyDelta(source="handoff", agent=handoff.target, text=f" {notice} ")
         self._publish_change(before, after, handoff.reason or "handoff")
         return after
 

@@ -306,7 +306,7 @@ def test_the_user_hears_connecting_you_once_before_the_target_speaks_next_turn(S
     coord = Coordinator({"front": front, "billing_agent": billing})
     stream = coord.stream("I was charged twice", ctx())
     pieces = [e.text for e in stream if isinstance(e, ReplyDelta)]
-    assert pieces == ["One moment.", "Connecting you with billing agent..."]
+    assert pieces == ["One moment.", " Connecting you with billing agent... "]  # spaced: pieces are joined as they come
     assert stream.result().text == "One moment. Connecting you with billing agent..."
     assert [e.text for e in coord.stream("hello?", ctx()) if isinstance(e, ReplyDelta)] == ["Billing here."]
 
@@ -347,7 +347,7 @@ def test_a_swarm_says_connecting_you_between_the_handing_agent_and_the_target(Sc
     sales.behaviour = behaviour
     stream = Swarm([sales, support]).stream("my printer is broken", ctx())
     pieces = [e.text for e in stream if isinstance(e, ReplyDelta)]
-    assert pieces == ["Connecting you with support...", "Support here."]
+    assert pieces == [" Connecting you with support... ", "Support here."]
 
 
 # -- YAML ----------------------------------------------------------------------------------------
@@ -405,3 +405,68 @@ def test_yaml_handoff_section_turns_the_notification_off_and_rejects_bad_values(
     ]:
         with pytest.raises(ConfigError, match=why):
             yaml_app(bad)
+
+
+def test_edgevox_run_speaks_connecting_you_then_the_target_answers_the_next_turn():
+    """The voice loop of an app built from YAML (as ``edgevox run`` builds it) speaks the notification."""
+    from edgevox.app import App, Engines
+    from edgevox.voice.events import TurnDone
+
+    head = "name: handoff-app\naudio:\n  input: {source: text}\n  output: {sink: none}\n"
+    llm = ScriptedLLM(
+        lambda messages, _g: (
+            "Billing here."
+            if messages[0]["content"].startswith("You are billing.")
+            else "Sure."
+            if "tool ran" in messages[-1]["content"]
+            else "Noted."
+        )
+    )
+    app = App.build(parse_config(head + YAML + HANDOFF, env={}), engines=Engines(llm=llm))
+    events: list = []
+    app.add_observer(events.append)
+    app.start()
+    try:
+        app.submit_text("please hand the conversation to billing, I want a refund")
+        assert app.wait_idle(10.0)
+        app.submit_text("hello?")
+        assert app.wait_idle(10.0)
+    finally:
+        assert app.stop(3.0), app.stop_report
+    replies = [e.reply_text for e in events if isinstance(e, TurnDone)]
+    assert replies == ["Sure. Please hold for the billing desk.", "Billing here."]
+
+
+def test_yaml_swarm_carries_the_earlier_turns_and_says_the_configured_notification():
+    app = parse_config(
+        """
+agents:
+  concierge: {instructions: "You greet guests.", decoder: two_stage}
+  chef: {instructions: "You cook.", decoder: two_stage}
+orchestration:
+  strategy: swarm
+  swarm: {agents: [concierge, chef]}
+  handoff:
+    notification: "Hold on, {target} is coming."
+    names: {chef: "our chef"}
+"""
+    )
+    to_chef = {"target": "chef", "reason": "food", "summary": "Wants pasta."}
+
+    def reply(messages, grammar):
+        chef, last = messages[0]["content"].startswith("You cook."), messages[-1]["content"]
+        if grammar and '"none"' in grammar:  # which tool: the concierge hands food on
+            wants_chef = not chef and "pasta" in last and "tool ran" not in last
+            return "handoff_conversation" if wants_chef else "none"
+        if grammar:  # its arguments
+            return json.dumps(to_chef)
+        return "Pasta it is." if chef else "Welcome!"
+
+    llm = ScriptedLLM(reply)
+    coord = build_orchestration(app.orchestration, make_agents(app, llm), main_agent=app.main_agent)
+    coord.run("I am vegetarian.", ctx())
+    stream = coord.stream("I want pasta", ctx())
+    pieces = [e.text for e in stream if isinstance(e, ReplyDelta)]
+    assert pieces[0] == " Hold on, our chef is coming. " and "".join(pieces[1:]) == "Pasta it is."
+    chef_prompt = prompt_text(llm)
+    assert chef_prompt.startswith("You cook.") and "I am vegetarian." in chef_prompt and "Wants pasta." in chef_prompt
