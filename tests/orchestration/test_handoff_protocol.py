@@ -470,3 +470,10 @@ orchestration:
     assert pieces[0] == " Hold on, our chef is coming. " and "".join(pieces[1:]) == "Pasta it is."
     chef_prompt = prompt_text(llm)
     assert chef_prompt.startswith("You cook.") and "I am vegetarian." in chef_prompt and "Wants pasta." in chef_prompt
+
+
+def test_the_yaml_defaults_are_the_class_defaults():
+    from edgevox.config.build_orchestration import handoff_options
+    from edgevox.orchestration import OrchestrationConfig
+
+    assert handoff_options(OrchestrationConfig()) == HandoffOptions()
