@@ -368,7 +368,7 @@ class Delegator:
                 with track(ctx, "worker", f"delegate {target}", child.cancel_token), self._background_slots:
                     handle.status = ACTIVE
                     try:
-                        res = self._run(target, task, child, background=True, inst_id=handle.id)
+                        res = self._run(target, task, child, background=True, inst_id=handle.id, settle=False)
                     except Cancelled as exc:
                         res = AgentResult(agent=target, ok=False, cancelled=True, error=f"cancelled: {exc.reason}")
                 if child.cancelled and res.ok:
@@ -379,6 +379,8 @@ class Delegator:
                 handle.output = res.text if res.ok else ""
                 handle.error = res.error
                 handle.status = COMPLETED if res.ok else CANCELLED if res.cancelled else FAILED
+                # Recorded and announced once the handle is final: what a listener reads is the end.
+                self._settle(handle.id, target, handle.status, res, child)
             finally:
                 child.cancel_token.detach()
                 handle._done.set()
@@ -441,8 +443,17 @@ class Delegator:
         return inst_id
 
     def _run(
-        self, target: str, task: str, ctx: AgentContext, *, background: bool, inst_id: str | None = None
+        self,
+        target: str,
+        task: str,
+        ctx: AgentContext,
+        *,
+        background: bool,
+        inst_id: str | None = None,
+        settle: bool = True,
     ) -> AgentResult:
+        """Run one delegation; with ``settle`` record its end (registry, ``DelegationFinished``),
+        else the caller does once its handle is final."""
         if inst_id is None:
             inst_id = self._begin(target, task, ctx, background=background)
         with self._lock:
@@ -460,25 +471,27 @@ class Delegator:
                 state={},
             )
         except Cancelled as exc:
-            self.registry.finish(inst_id, CANCELLED, error=exc.reason)
-            ctx.publish(DelegationFinished(delegation_id=inst_id, agent=target, status=CANCELLED, error=exc.reason))
+            if settle:
+                self._settle(inst_id, target, CANCELLED, AgentResult(agent=target, ok=False, error=exc.reason), ctx)
             raise
         finally:
             with self._lock:
                 self._running -= 1
-        status = COMPLETED if outcome.ok else FAILED
-        self.registry.finish(inst_id, status, output=outcome.text, error=outcome.error)
-        ctx.publish(
-            DelegationFinished(
-                delegation_id=inst_id,
-                agent=target,
-                status=status,
-                output=outcome.text,
-                error=outcome.error,
-                duration_s=outcome.duration_s,
-            )
-        )
+        if settle:
+            self._settle(inst_id, target, COMPLETED if outcome.ok else FAILED, outcome, ctx)
         return outcome
+
+    def _settle(self, inst_id: str, target: str, status: str, outcome: AgentResult, ctx: AgentContext) -> None:
+        self.registry.finish(inst_id, status, output=outcome.text, error=outcome.error)
+        finished = DelegationFinished(
+            delegation_id=inst_id,
+            agent=target,
+            status=status,
+            output=outcome.text,
+            error=outcome.error,
+            duration_s=outcome.duration_s,
+        )
+        ctx.publish(finished)
 
 
 def _checked_delegates(delegates: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]] | None:

@@ -6,6 +6,7 @@ import threading
 import pytest
 
 from edgevox.agents.decoders import FreeTextDecoder
+from edgevox.agents.tools import tool
 from edgevox.config import parse_config
 from edgevox.config.build import make_agents
 from edgevox.errors import ConfigError, DelegationError
@@ -215,3 +216,79 @@ def test_yaml_delegates_on_a_factory_agent_say_where_the_tools_must_come_from():
     )
     with pytest.raises(ConfigError, match=r"agents.writer.delegates: an agent built by a factory gets its tools"):
         make_agents(app, ScriptedLLM(default="Okay."))
+
+
+@tool
+def meet(ctx: AgentContext = None) -> str:  # type: ignore[assignment]  # injected by the tool runner
+    """Wait for the other counter, then report."""
+    ctx.deps["together"].wait()  # a barrier: passes only when both counters are here at once
+    ctx.deps["entered"].set()
+    ctx.deps["gate"].wait(5)  # held shut by the test while it looks at a background delegation
+    return f"{ctx.agent_name} counted"
+
+
+CREW = """\
+llm: {engine: edgevox.testing:ScriptedLLM}
+audio:
+  input: {source: text}
+  output: {sink: none}
+orchestration:
+  delegation: {max_concurrency: 2}
+agents:
+  planner:
+    instructions: Planner.
+    decoder: free_text
+    delegates: [red, blue]
+  red: {instructions: Counter., decoder: free_text, tools: ["tests.orchestration.test_delegation:meet"]}
+  blue: {instructions: Counter., decoder: free_text, tools: ["tests.orchestration.test_delegation:meet"]}
+"""
+
+
+def crew_model(planner_says):
+    """Counters call ``meet``; the planner says what ``planner_says(last_message)`` returns."""
+
+    def reply(messages, grammar):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("Planner."):
+            return planner_says(last)
+        return calls(("meet", {}))
+
+    return ScriptedLLM(reply)
+
+
+def test_yaml_delegates_run_in_parallel_and_in_the_background(bus):
+    def planner_says(last):
+        if "tool ran" in last or "tool was" in last:
+            return "Reported."
+        if "both" in last:
+            return calls(
+                ("delegate", {"agent": "red", "task": "count"}), ("delegate", {"agent": "blue", "task": "count"})
+            )
+        if "later" in last:
+            return calls(("delegate", {"agent": "red", "task": "count", "background": True}))
+        if "status" in last:
+            return calls(("list_processes", {"include_completed": True}))
+        return calls(("get_process_output", {"process_id": last.rsplit(" ", 1)[-1]}))
+
+    agents = make_agents(parse_config(CREW, env={}), crew_model(planner_says))
+    planner = agents["planner"]
+    gate, entered = threading.Event(), threading.Event()
+    gate.set()
+    deps = {"together": threading.Barrier(2, timeout=5), "gate": gate, "entered": entered}
+    both = planner.run("count both", AgentContext(session_id="s", deps=deps))  # red and blue met: at once
+    assert [json.loads(tr.value)["output"] for tr in both.tool_calls] == ["red counted", "blue counted"]
+    assert both.text == "Reported."
+
+    gate.clear(), entered.clear()
+    alone = AgentContext(session_id="s", bus=bus, deps={**deps, "together": threading.Barrier(1)})
+    started = json.loads(planner.run("count red later", alone).tool_calls[0].value)
+    pid = started["process_id"]
+    assert started["status"] == "running" and entered.wait(5)
+    listed = json.loads(planner.run("status?", alone).tool_calls[0].value)["data"]
+    assert [(p["process_id"], p["agent"], p["status"]) for p in listed] == [(pid, "red", "active")]
+    finished = threading.Event()
+    bus.add_observer(lambda e: isinstance(e, DelegationFinished) and e.delegation_id == pid and finished.set())
+    gate.set()
+    assert finished.wait(5)
+    out = json.loads(planner.run(f"output of {pid}", alone).tool_calls[0].value)["data"]
+    assert out == {"process_id": pid, "agent": "red", "status": "completed", "output": "red counted"}
