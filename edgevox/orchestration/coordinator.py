@@ -251,7 +251,7 @@ class Coordinator(AgentBase):
             return turn_result("", "", why="agent-output")
         if not self.orchestration_enabled(session):
             main = self.main_agent
-            outcome = yield from watched(self, self.agents[main], text, ctx, label=main)
+            outcome = yield from watched(self, self.agents[main], text, ctx, label=main, strategy=self.SINGLE)
             self.reply_event(session, main, outcome.text, outcome.ok)
             self.observe(text, main, outcome, ctx)
             return turn_result(outcome.text, outcome.agent, why="single", step=outcome)
@@ -292,7 +292,15 @@ class Coordinator(AgentBase):
         scratch = self.store.get_record(session, scratch_key) or {}
         try:
             outcome = yield from watched(
-                self, self.agents[agent], task, ctx, label=agent, handoff=self.handoff, state=scratch, tools=tools
+                self,
+                self.agents[agent],
+                task,
+                ctx,
+                label=agent,
+                strategy=self.ROUTE,
+                handoff=self.handoff,
+                state=scratch,
+                tools=tools,
             )
         except GeneratorExit:
             # The listener stopped reading (barge-in): the agent's turn is over, and a
@@ -309,7 +317,7 @@ class Coordinator(AgentBase):
         notice = self.handoff.take_notice(session)  # "Connecting you with <target>...", once
         if notice is not None:
             yield notice
-            reply = f"{reply} {notice.text}".strip()
+            reply = (reply + notice.text).strip()  # the notice is spaced as a sentence of its own
         if pending is not None and new_state.data.get(HUMAN_KEY):
             reply = yield from escalate(self, pending, agent, reply, channel, session)
         self.reply_event(session, agent, reply, outcome.ok)

@@ -172,9 +172,11 @@ def watched(
     *,
     label: str,
     progress: Callable[[str], RunProgress | None] | None = None,
+    strategy: str = "",
     **child_fields: Any,
 ) -> Turn:
-    """Run ``agent`` for this turn with the heartbeat and overall deadline (if configured)."""
+    """Run ``agent`` (called ``label``) for this turn with the heartbeat and overall deadline (if
+    configured); heartbeats name ``strategy`` (default ``label``: the strategy itself)."""
     if coord.timeout_s is None and coord.progress_interval_s is None:
         return (yield from stream_child(agent, task, ctx, **child_fields))
     session = ctx.session_id
@@ -186,7 +188,7 @@ def watched(
     watch = TurnWatch(
         coord.timer_wheel(),
         session_id=session,
-        strategy=label,
+        strategy=strategy or label,
         token=run_ctx.cancel_token,
         publish=coord.publish,
         interval_s=coord.progress_interval_s,

@@ -93,6 +93,15 @@ def test_a_long_turn_publishes_progress_at_the_interval_and_says_still_working_o
     assert len(of_kind(recorded, OrchestrationProgress)) == 2 and clock.wheel.pending() == 0
 
 
+def test_a_long_routed_turn_names_the_agent_and_route(Scripted, bus, recorded, of_kind, clock):
+    agent = Scripted("planner")
+    agent.behaviour = slow(clock, 7, "planned")
+    coord = Coordinator({"planner": agent}, bus=bus, timers=clock.wheel, progress_interval_s=3.0)
+    assert coord.run("plan my day", AgentContext(session_id="s1")).text == "planned"
+    beats = of_kind(recorded, OrchestrationProgress)
+    assert [(b.strategy, b.agent, b.elapsed_s) for b in beats] == [("route", "planner", 3.0), ("route", "planner", 6.0)]
+
+
 def test_a_quick_turn_publishes_no_progress(Scripted, bus, recorded, of_kind, clock):
     coord = Coordinator({"a": Scripted("a", "hi")}, bus=bus, timers=clock.wheel, progress_interval_s=5.0)
     coord.run("hello", AgentContext())
