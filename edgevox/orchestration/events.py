@@ -224,9 +224,10 @@ class SessionModeChanged(Event):
 
 @dataclass(kw_only=True)
 class OrchestrationProgress(Event):
-    """A heartbeat of a long orchestration turn, published every ``interval`` while it runs:
-    the strategy (or "route"), how many agent steps started, the agent running now, and the
-    seconds since the turn began."""
+    """A heartbeat of a long orchestration turn, published every ``progress_interval_s`` while it
+    runs: the strategy (``"route"`` for a routed agent's turn, ``"single"`` when orchestration is
+    off for the session), how many agent steps started, the agent running now, and the seconds
+    since the turn began."""
 
     kind: ClassVar[str] = "orchestration.progress"
     strategy: str = ""

@@ -359,3 +359,10 @@ def test_yaml_rejects_bad_coordinator_values():
         build_orchestration({"coordinator": {"progress_interval_s": 0}}, {"a": object()})
     with pytest.raises(ConfigError, match="cancel_phrases"):
         build_orchestration({"coordinator": {"cancel_phrases": "cancel"}}, {"a": object()})
+
+
+def test_an_unknown_main_agent_is_a_clear_error(Scripted):
+    from edgevox.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"main agent 'boss' is not one of the agents: \['a'\]"):
+        Coordinator({"a": Scripted("a")}, main_agent="boss")
