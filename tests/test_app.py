@@ -118,12 +118,24 @@ background_agents:
     assert seen.wait(5.0), "the background agent never ran the templated task"
 
 
-def test_a_pipeline_strategy_from_config_answers_the_voice_turn(running):
-    llm = ScriptedLLM(by_system_prompt({"triage": "It is a wheel problem.", "resolve": "Oil the wheel."}))
+def test_a_pipeline_strategy_from_config_answers_voice_turns_as_a_handoff_chain(running):
+    """RoomKit's pipeline through the App's voice loop: the entry agent answers and hands on;
+    the next turn goes to the agent handed to, which reads the summary and the user's words."""
+
+    def model(messages, grammar):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        triage = "You triage" in system
+        if grammar and '"none"' in grammar:  # which tool, if any
+            return "handoff_conversation" if triage and "wheel" in last and "tool ran" not in last else "none"
+        if grammar:  # the handoff's arguments
+            return '{"target": "resolver", "reason": "hardware", "summary": "squeaky wheel"}'
+        return "It is a wheel problem." if triage else "Oil the wheel."
+
+    llm = ScriptedLLM(model)
     app = build(
         """\
 agents:
-  triage: {instructions: You triage.}
+  triage: {instructions: You triage., decoder: two_stage}
   resolver: {instructions: You resolve.}
 orchestration:
   strategy: pipeline
@@ -135,11 +147,17 @@ orchestration:
     assert type(app.agent).__name__ == "Coordinator"
     app.submit_text("My wheel squeaks.")
     assert app.wait_idle(10.0)
-    (turn,) = done(events)
-    assert turn.status == "completed" and turn.reply_text == "Oil the wheel."
-    # The resolver worked on the triage agent's output, not the raw user text.
-    resolver_call = next(c for c in llm.calls if "resolve" in c.messages[0]["content"])
-    assert "It is a wheel problem." in resolver_call.messages[-1]["content"]
+    app.submit_text("What now?")
+    assert app.wait_idle(10.0)
+    first, second = done(events)
+    # Turn 1: only triage answered, then the handoff notice; turn 2: the resolver holds the session.
+    assert first.status == "completed" and first.reply_text.startswith("It is a wheel problem.")
+    assert "Connecting you with resolver" in first.reply_text
+    assert second.status == "completed" and second.reply_text == "Oil the wheel."
+    resolver_calls = [c for c in llm.calls if "You resolve" in c.messages[0]["content"] and c.grammar is None]
+    assert len(resolver_calls) == 1  # not run on the first turn (the old pipeline ran every agent)
+    told = "\n".join(str(m["content"]) for m in resolver_calls[0].messages)
+    assert "squeaky wheel" in told and "My wheel squeaks." in told and "What now?" in told
 
 
 def test_say_speaks_an_announcement_without_running_the_agent(running):
