@@ -38,7 +38,12 @@ from typing import TYPE_CHECKING
 
 from edgevox.config import build as wiring
 from edgevox.config.build import Engines, LoadedEngines, Progress, Steps
-from edgevox.config.build_orchestration import OrchestrationParts, make_orchestration, wants_orchestration
+from edgevox.config.build_orchestration import (
+    OrchestrationParts,
+    make_delegator,
+    make_orchestration,
+    wants_orchestration,
+)
 from edgevox.config.schema import AppConfig
 from edgevox.errors import EdgeVoxError
 from edgevox.runtime.events import Event, InterruptEvent, StopEvent
@@ -55,6 +60,7 @@ from edgevox.runtime.runtime import Runtime
 
 if TYPE_CHECKING:
     from edgevox.agents.base import Agent
+    from edgevox.orchestration.delegation import Delegator
     from edgevox.orchestration.delivery import DeliveryItem
     from edgevox.runtime.background import BackgroundAgent
     from edgevox.runtime.bus import Subscription
@@ -83,8 +89,11 @@ class App:
         background: list[BackgroundAgent],
         bridges: list[tuple[str, Component]],
         orchestration: OrchestrationParts | None = None,
+        delegator: Delegator | None = None,
     ) -> None:
         self.config = config
+        self.delegator = delegator
+        """What agents' ``delegates:`` lists delegate through (None when no agent delegates)."""
         self.runtime = runtime
         self.bus = runtime.bus
         self.blackboard = runtime.blackboard
@@ -116,18 +125,27 @@ class App:
         """Load the engines and build every part (caller's thread; loading models takes seconds)."""
         step = Steps(on_progress)
         built = wiring.make_engines(config, engines, step=step)
-        agents = step("agents", lambda: wiring.make_agents(config, built.llm))
+        delegator = make_delegator(config.orchestration, {n: c.delegates for n, c in config.agents.items()})
+        agents = step("agents", lambda: wiring.make_agents(config, built.llm, delegator=delegator))
         runtime = Runtime(config.name, max_concurrency=config.pool.max_concurrency)
         try:
-            return cls._assemble(config, runtime, built, agents, step)
+            return cls._assemble(config, runtime, built, agents, step, delegator)
         except BaseException:
             runtime.stop(1.0)
             _close_agents(agents, 1.0)
+            if delegator is not None:
+                delegator.close(1.0)
             raise
 
     @classmethod
     def _assemble(
-        cls, config: AppConfig, runtime: Runtime, built: LoadedEngines, agents: dict[str, Agent], step: Steps
+        cls,
+        config: AppConfig,
+        runtime: Runtime,
+        built: LoadedEngines,
+        agents: dict[str, Agent],
+        step: Steps,
+        delegator: Delegator | None = None,
     ) -> App:
         """Everything after the engines: pool, background agents, orchestration, loop, bridges."""
         wiring.register_agents(config, agents, runtime.pool)
@@ -159,6 +177,7 @@ class App:
             background=background,
             bridges=bridges,
             orchestration=orchestration,
+            delegator=delegator,
         )
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -259,6 +278,10 @@ class App:
                 parts[f"bridge {name}"] = _abandoned(f"bridge {name} ({exc})")
         if self.orchestration is not None:
             parts["orchestration"] = _abandoned(*self.orchestration.coordinator.close(left()))
+        if self.delegator is not None:  # background delegations (``delegate(..., background=true)``)
+            for handle in self.delegator.processes():
+                handle.cancel("app stopping")
+            parts["delegation"] = _abandoned(*self.delegator.close(left()))
         parts["agents"] = _abandoned(*_close_agents(self.agents, left()))
         for obs in self._observers:
             obs.close()

@@ -11,9 +11,11 @@ from typing import ClassVar
 
 import pytest
 
+from edgevox.agents.base import AgentBase, AgentResult, AgentStream
 from edgevox.app import App, Engines
 from edgevox.config.loader import parse_config
 from edgevox.errors import LifecycleError
+from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event, InterruptEvent, StopEvent
 from edgevox.runtime.lifecycle import ComponentState, StopReport
 from edgevox.testing import ScriptedLLM
@@ -315,3 +317,62 @@ def test_two_threads_stopping_the_app_at_once_get_the_same_report():
     first.join(5.0)
     second.join(5.0)
     assert len(reports) == 2 and reports[0] is reports[1] and reports[0], reports
+
+
+class PatientWorker(AgentBase):
+    """Works until it is cancelled (a long survey); ``started`` is set when it begins."""
+
+    started = threading.Event()
+    reason: list[str] = []
+
+    def __init__(self, llm: object = None) -> None:
+        self.name = "surveyor"
+
+    def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
+        def run():
+            assert ctx is not None
+            PatientWorker.started.set()
+            ctx.cancel_token.wait(30.0)
+            PatientWorker.reason.append(ctx.cancel_token.reason)
+            return AgentResult("partial survey", agent=self.name)
+            yield  # a generator
+
+        return AgentStream(run())
+
+
+def test_app_stop_cancels_a_background_delegation_the_model_started_and_reports_no_thread(running):
+    """From YAML, the planner's model delegates in the background (supyagent's
+    ``delegate(..., background=true)``); the turn ends; App.stop() cancels the running
+    delegation and its thread is gone (the App owns the delegator)."""
+
+    def model(messages, grammar):
+        last = messages[-1]["content"]
+        if grammar and '"none"' in grammar:
+            return "delegate" if "survey" in last and "tool ran" not in last else "none"
+        if grammar:
+            return '{"agent": "surveyor", "task": "survey the kitchen", "background": true}'
+        return "The surveyor is on it."
+
+    PatientWorker.started.clear()
+    PatientWorker.reason.clear()
+    app = build(
+        """\
+agents:
+  planner: {instructions: You plan., decoder: two_stage, delegates: [surveyor]}
+  surveyor: {factory: "tests.test_app:PatientWorker"}
+agent: planner
+""",
+        ScriptedLLM(model),
+    )
+    events = running(app)
+    app.submit_text("Please survey the kitchen.")
+    assert app.wait_idle(10.0)
+    (turn,) = done(events)
+    assert turn.reply_text == "The surveyor is on it."
+    assert PatientWorker.started.wait(10.0), "the background delegation never started"
+    [process] = app.delegator.processes()
+    assert process.agent == "surveyor" and not process.done
+    report = app.stop(timeout_s=5.0)
+    assert report, report
+    assert process.done and process.status == "cancelled" and PatientWorker.reason == ["app stopping"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("edgevox-delegate")]

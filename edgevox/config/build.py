@@ -223,16 +223,21 @@ def _set_speak_tool_results(agent: object, cfg: AgentConfig, where: str) -> None
     agent.speak_tool_results = cfg.speak_tool_results
 
 
-def make_agents(app: AppConfig, llm: LLM, *, llms: Mapping[str, LLM] | None = None) -> dict[str, Agent]:
+def make_agents(
+    app: AppConfig, llm: LLM, *, llms: Mapping[str, LLM] | None = None, delegator: Delegator | None = None
+) -> dict[str, Agent]:
     """Every agent and workflow by name. Handoff targets are built before the agents that use them.
 
     ``llm`` is the engine of the ``llm:`` section; ``llms`` the engine of each agent by name
     (:func:`make_llms`). Without ``llms``, agents that name their own model or load options
     (``agents.<name>.llm``) get engines loaded here, one per distinct model file and load
-    options (so agents that name the same share one), and the others use ``llm``."""
+    options (so agents that name the same share one), and the others use ``llm``.
+    ``delegator``: what agents' ``delegates:`` lists delegate through (:func:`make_delegator`;
+    made here when not given). Whoever owns it closes it (the App does, at stop)."""
     engines = llms if llms is not None else make_llms(app, main=llm)
     built: dict[str, Agent] = {}
-    delegator = make_delegator(app.orchestration, {n: c.delegates for n, c in app.agents.items()})
+    if delegator is None:
+        delegator = make_delegator(app.orchestration, {n: c.delegates for n, c in app.agents.items()})
     pending = dict(app.agents)
     visiting: set[str] = set()
 
