@@ -144,7 +144,10 @@ class GrammarBuilder:
         if "string" in self._used:
             self._used |= {"char"}
             n = self.max_string_chars
-            lines.append('string ::= "\\"" ' + " ".join(["char?"] * n) + ' "\\""')
+            # char{0,n}, not n x "char?": llama.cpp expands the bound as nested options (one parse
+            # stack per step), while n independent "char?" make a stack per way of skipping them,
+            # which took minutes per token at n = 64 (issue 13, the orchestration tools' strings).
+            lines.append(f'string ::= "\\"" char{{0,{n}}} "\\""')
         for name in ("ws", "boolean", "null", "integer", "number", "char"):
             if name in self._used:
                 lines.append(f"{name} ::= {PRIMITIVES[name]}")
