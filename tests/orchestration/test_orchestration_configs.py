@@ -7,6 +7,7 @@ pattern's behaviour across turns."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,8 +100,8 @@ class Built:
 def build(bus) -> Iterator[Callable[..., Built]]:
     blackboards: list[Blackboard] = []
 
-    def make(name: str, *, replies=None, tools=None) -> Built:
-        app = load_config(CONFIGS / name)
+    def make(name: str, *, replies=None, tools=None, sink=None, **overrides) -> Built:
+        app = load_config(CONFIGS / name, overrides=overrides)
         model = Model(app, dict(replies or {}), dict(tools or {}))
         engines: list[ScriptedLLM] = []
 
@@ -112,7 +113,7 @@ def build(bus) -> Iterator[Callable[..., Built]]:
         agents = make_agents(app, llms[app.main_agent], llms=llms)
         blackboards.append(Blackboard())
         coordinator = build_orchestration(
-            app.orchestration, agents, main_agent=app.main_agent, bus=bus, blackboard=blackboards[-1]
+            app.orchestration, agents, main_agent=app.main_agent, bus=bus, blackboard=blackboards[-1], sink=sink
         )
         return Built(app, model, coordinator, engines, agents, bus)
 
@@ -131,6 +132,7 @@ def test_every_example_config_is_covered():
         "routing_rules.yaml",
         "supervisor_decides.yaml",
         "support_pipeline.yaml",
+        "voice_supervisor.yaml",
         "writer_review_loop.yaml",
     ]
 
@@ -325,6 +327,40 @@ def test_research_supervisor_refines_the_task_and_runs_both_workers_every_turn(b
     # The workers got the refined task, not the user's words, on both turns.
     assert [p.splitlines()[-1] for p in b.model.prompts["navigator"]] == ["water", "water"]
     assert len(b.model.prompts["safety"]) == 2
+    assert sup.close() == []
+
+
+# -- supervisor: background delegation on the voice channel, delivered later -----------------------
+
+
+def test_voice_supervisor_delegates_in_the_background_once_and_delivers_the_answer_later(build):
+    delivered: list[str] = []
+    done = threading.Event()
+    b = build(
+        "voice_supervisor.yaml",
+        sink=lambda items: (delivered.extend(i.text for i in items), done.set()),
+        tools={"host": lambda last: ("delegate_workers", {"task": "the kitchen"}) if "check" in last else None},
+        replies={
+            "host": lambda last: (
+                "The kitchen is clear and two doors down."
+                if "Your workers reported" in last
+                else "On it."
+                if "check" in last
+                else "You're welcome!"
+            ),
+            "inspector": lambda last: "No obstacles.",
+            "mapper": lambda last: "Two doors down.",
+        },
+        **{"orchestration.delivery.buffer": 0.0},  # no silence to wait for: nobody is talking here
+    )
+    sup = b.coordinator.strategy_for("u")
+    assert isinstance(sup, Supervisor) and sup.async_delivery
+    first = b.turn("Please check the kitchen")
+    assert first.text == "I'm sending my team to check. On it."
+    # Small talk while the team works: answered by the host, no second analysis.
+    assert b.turn("thanks!").text == "You're welcome!"
+    assert done.wait(10) and delivered == ["The kitchen is clear and two doors down."]
+    assert [len(b.model.prompts[w]) for w in ("inspector", "mapper")] == [1, 1]
     assert sup.close() == []
 
 

@@ -34,6 +34,7 @@ TURNS = [
     ("phased_conversation.yaml", "My printer jams every morning.", {}),
     ("supervisor_decides.yaml", "Where are my keys?", {}),
     ("research_supervisor.yaml", "Where can I get a glass of water?", {}),
+    ("voice_supervisor.yaml", "Please check the kitchen for obstacles.", {}),
     ("writer_review_loop.yaml", "Announce that dinner is at seven.", {}),
     ("delegation.yaml", "Where is the vacuum cleaner?", {}),
     ("routing_rules.yaml", "Battery status?", {"channel": "ros2"}),
@@ -81,6 +82,9 @@ def test_example_config_answers_with_the_embedded_model(llm, name, text, ctx):
             assert isinstance(strategy, Supervisor)
             assert strategy.delegator.registry.stats()["completed"] == 2  # both workers answered
             assert strategy.close() == []
+        if name == "voice_supervisor.yaml":
+            assert isinstance(strategy, Supervisor) and result.agent == "host"
+            assert strategy.close() == []  # a delegation the model started ran to its end
         if name == "writer_review_loop.yaml":
             assert raw.data["iteration"] == 1 and raw.data["approved"] in (True, False)
         if name == "delegation.yaml":
