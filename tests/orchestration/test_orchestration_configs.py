@@ -28,7 +28,14 @@ from edgevox.orchestration import (
     Swarm,
     build_orchestration,
 )
-from edgevox.orchestration.events import HandoffAccepted, HandoffRejected, Routed, SupervisorObserved, TurnAnswered
+from edgevox.orchestration.events import (
+    Escalated,
+    HandoffAccepted,
+    HandoffRejected,
+    Routed,
+    SupervisorObserved,
+    TurnAnswered,
+)
 from edgevox.runtime.blackboard import Blackboard
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.context import AgentContext
@@ -175,9 +182,17 @@ def test_support_pipeline_is_a_handoff_chain_one_agent_per_turn(build, recorded,
     fourth = b.turn("Thanks!")
     assert (fourth.agent, fourth.text) == ("resolver", "Glad it works, goodbye!")
     # One agent answered each turn: triage twice, handler twice, resolver once.
-    assert {a: len(p) for a, p in b.model.prompts.items()} == {"triage": 2, "handler": 2, "resolver": 1}
+    assert {a: len(p) for a, p in b.model.prompts.items() if a != "quality"} == {
+        "triage": 2,
+        "handler": 2,
+        "resolver": 1,
+    }
     assert [e.target_agent for e in of_kind(recorded, HandoffAccepted)] == ["handler", "resolver"]
     assert [e.agent for e in of_kind(recorded, TurnAnswered)] == ["triage", "triage", "handler", "handler", "resolver"]
+    # The pipeline's supervisor_id observed all five exchanges and never answered.
+    observed = of_kind(recorded, SupervisorObserved)
+    assert len(observed) == 5 and {e.supervisor for e in observed} == {"quality"}
+    assert len(b.model.prompts["quality"]) == 5
 
 
 # -- swarm: peers hand the same turn on ---------------------------------------------------------
@@ -223,7 +238,9 @@ def test_phased_conversation_moves_through_allowed_phases_and_refuses_others(bui
         tools={
             # The receptionist tries to skip straight to closing first: refused, not a phase jump.
             "receptionist": lambda last: (
-                handoff("closer", "skip", next_phase="closing")
+                handoff("human", "wants a person")
+                if "a person" in last
+                else handoff("closer", "skip", next_phase="closing")
                 if "skip" in last
                 else handoff("technician", "printer jams", next_phase="handling")
                 if "printer" in last
@@ -264,6 +281,11 @@ def test_phased_conversation_moves_through_allowed_phases_and_refuses_others(bui
     assert len(observed) == 5 and all(e.supervisor == "auditor" for e in observed)
     assert all(e.agent != "auditor" for e in of_kind(recorded, TurnAnswered))
     assert [e.phase for e in of_kind(recorded, Routed)][-1] == "closing"
+    # Escalation: a person is asked for on another session; the user hears who picks up where.
+    person = b.turn("I want to talk to a person", session="p", channel="voice")
+    assert person.agent == "receptionist" and "voice channel" in person.text
+    escalated = of_kind(recorded, Escalated)
+    assert [(e.from_agent, e.channel) for e in escalated] == [("receptionist", "voice")]
 
 
 # -- supervisor: the supervisor decides with delegate_to_<worker> tools ---------------------------
