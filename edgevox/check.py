@@ -112,9 +112,14 @@ def _check_agent_llms(report: CheckReport, config: AppConfig, *, load: bool) -> 
             where = f"agents.{name}.llm.engine"
             _try(report, f"agent {name} model", partial(wiring.engine_factory, cfg.engine, cfg.options, where))
         else:
-            _try(report, f"agent {name} model", partial(_resolve_model, cfg.model))
+            _try(report, f"agent {name} model", partial(_own_engine, cfg))
         if load:
             _try(report, f"load agent {name} LLM", partial(_load, wiring.make_llm, cfg))
+
+
+def _own_engine(cfg: LLMConfig) -> str:
+    """An agent's own llama.cpp engine: its model resolved, and the load options that make it one."""
+    return f"{_resolve_model(cfg.model)}; its own engine (context_tokens {cfg.context_tokens})"
 
 
 def _check_custom_engine(role: str, section: EngineSection) -> str:

@@ -147,6 +147,7 @@ def test_check_says_which_agents_share_an_engine_and_resolves_the_others():
     items = {i.what: i for i in check_config(app).items}
     assert items["agent b model"].detail == "smollm2-135m: shares the engine of llm:"
     assert items["agent c model"].status == "ok" and "smollm2-135m ->" in items["agent c model"].detail
+    assert items["agent c model"].detail.endswith("its own engine (context_tokens 1024)")
     assert items["agent d model"].detail == "smollm2-135m: shares the engine of agent c"
     assert "agent a model" not in items
 
