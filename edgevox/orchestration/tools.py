@@ -149,21 +149,24 @@ class HandoffTools:
         """The agents ``agent`` may hand off to (the tool's ``target`` enum)."""
         return self.reachable.get(agent, ())
 
-    def tool(self, agent: str) -> Tool | None:
-        """``agent``'s handoff tool (None when it may reach nobody)."""
+    def tool(self, agent: str, exclude: Collection[str] = ()) -> Tool | None:
+        """``agent``'s handoff tool (None when it may reach nobody), without the targets in
+        ``exclude`` (a Swarm leaves out the agents that already had the turn)."""
+        targets = tuple(t for t in self.targets(agent) if t not in exclude)
+        key = f"{agent}\x00{','.join(targets)}"
         with self._lock:
-            if agent not in self._tools:
-                targets = self.targets(agent)
-                self._tools[agent] = (
+            if key not in self._tools:
+                self._tools[key] = (
                     handoff_tool(targets, descriptions=self.descriptions, phases=self.phases.get(agent, ()))
                     if targets
                     else None
                 )
-            return self._tools[agent]
+            return self._tools[key]
 
-    def for_agent(self, name: str, agent: object) -> tuple[Tool, ...]:
-        """What to pass as ``tools=`` to ``run_child``/``stream_child`` for ``agent`` called ``name``."""
-        handoff = self.tool(name)
+    def for_agent(self, name: str, agent: object, exclude: Collection[str] = ()) -> tuple[Tool, ...]:
+        """What to pass as ``tools=`` to ``run_child``/``stream_child`` for ``agent`` called ``name``
+        (``exclude``: targets left out of this run's enum)."""
+        handoff = self.tool(name, exclude)
         if handoff is None:
             return ()
         if not callable(getattr(agent, "tools_for", None)):

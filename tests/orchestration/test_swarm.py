@@ -138,3 +138,38 @@ def test_a_question_about_the_only_target_of_a_two_agent_swarm_reads_well():
     tool = only_target_tool(["concierge"])
     # Was "Which target:  or concierge?" (an empty option before "or").
     assert SchemaResolver([tool]).question(tool.name, "target") == "Which target: concierge?"
+
+
+def test_a_turn_never_bounces_back_to_a_peer_that_already_had_it(Scripted):
+    """Two small models that each want the other to answer: the turn goes concierge -> chef and
+    stops there (chef's enum leaves out concierge, who already passed it on), instead of
+    bouncing between them until max_handoffs and ending with no answer."""
+    offered: dict[str, list] = {}
+
+    def wants_the_other(me, other):
+        def behaviour(task, ctx):
+            tool = handoff_tool(ctx)
+            offered.setdefault(me.name, []).append(tool.parameters["properties"]["target"]["enum"] if tool else None)
+            if tool is not None and other in tool.parameters["properties"]["target"]["enum"]:
+                me.call_tool(tool, {"target": other, "reason": "theirs", "summary": "over to you"}, ctx)
+                return "Passing you on."
+            return f"{me.name} answers."
+
+        return behaviour
+
+    a, b, c = Scripted("concierge"), Scripted("chef"), Scripted("gardener")
+    a.behaviour, b.behaviour, c.behaviour = (
+        wants_the_other(a, "chef"),
+        wants_the_other(b, "concierge"),
+        wants_the_other(c, "chef"),
+    )
+    swarm = Swarm([a, b, c], max_handoffs=5)
+    ctx = AgentContext(session_id="s", blackboard=Blackboard())
+    result = swarm.run("pasta?", ctx)
+    assert result.ok and (result.agent, result.text) == ("chef", "chef answers.")
+    # chef could still reach the gardener, never the concierge who passed the turn on.
+    assert offered == {"concierge": [["chef", "gardener"]], "chef": [["gardener"]]}
+    # The next turn starts again with the full set of peers (chef now holds the session).
+    swarm.run("and salt?", ctx)
+    assert offered["chef"][-1] == ["concierge", "gardener"] and b.tasks[-1] == "and salt?"
+    ctx.blackboard.close()

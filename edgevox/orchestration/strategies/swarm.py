@@ -76,6 +76,7 @@ class Swarm(Orchestration):
         steps: list[AgentResult] = []
         held: list[ReplyDelta] = []
         handed_from: tuple[str, list[ReplyDelta]] | None = None  # who handed this turn to ``current``, and its words
+        visited: list[str] = []  # the agents that had this turn, in order
         for hop in range(self.max_handoffs + 1):
             handler.begin_turn(ctx.session_id, text=task if hop == 0 else None)
             state = store.update(
@@ -87,7 +88,10 @@ class Swarm(Orchestration):
             agent_task = f"{context}\n\nUser: {task}" if context else task
             held = []
             agent = self.agents[current]
-            tools = self.handoff_tools.for_agent(current, agent)
+            visited.append(current)
+            # Never back to an agent that already had this turn: it passed the request on, and a
+            # small model would otherwise bounce it between two peers until max_handoffs.
+            tools = self.handoff_tools.for_agent(current, agent, exclude=visited)
             events = self.stream_call(agent, agent_task, ctx, handoff=handler, tools=tools)
             try:
                 while True:
