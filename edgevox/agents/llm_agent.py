@@ -1,5 +1,6 @@
 """``LLMAgent``: an LLM that answers, calls tools, starts skills and hands off - and, with no
-tools, the plain chat agent that drives the voice loop by default.
+tools, the plain chat agent that drives the voice loop by default. (Over 400 lines because one
+run's steps, decided in one loop, read best in one place; tool calls and replies are split out.)
 
 One run (on the caller's thread)::
 
@@ -9,6 +10,7 @@ One run (on the caller's thread)::
         run the calls in order (tool_calls.py): a tool runs inline; a skill starts a goal
         and returns at once; handoff_to_<agent> runs that agent in ctx.child(...) and ends
         if speak_tool_results and the tools returned text: that text is the reply; stop
+        if a handoff_conversation was accepted: no more decisions (same turn: end, the target answers)
     stream the reply from the LLM token by token (ReplyDelta events)
 
 Memory is the one conversation memory of :mod:`edgevox.agents.memory` (``ctx.memory``
@@ -326,6 +328,11 @@ class LLMAgent(AgentBase):
                 return
             last = messages[-1]
             messages = [*messages[:-1], {**last, "content": "\n".join([last["content"], *notes])}]
+            handed = ctx.handoff.pending(ctx.session_id) if ctx.handoff is not None else None
+            if handed is not None and handed.timing == "same_turn":
+                return  # handed on: the target answers this request now (these words would go unheard)
+            if handed is not None:
+                break  # handed on from the next turn: a word to the user now, no more tool decisions
         pieces = self._llm_stream(
             messages, ctx, grammar=None, max_tokens=self.reply_max_tokens, temperature=self.temperature
         )

@@ -173,3 +173,32 @@ def test_a_turn_never_bounces_back_to_a_peer_that_already_had_it(Scripted):
     swarm.run("and salt?", ctx)
     assert offered["chef"][-1] == ["concierge", "gardener"] and b.tasks[-1] == "and salt?"
     ctx.blackboard.close()
+
+
+def test_an_llm_agent_that_handed_the_turn_on_decides_nothing_more(Scripted):
+    """After an accepted handoff an LLMAgent makes no more tool decisions: in a Swarm (same
+    turn) it ends at once, since the target answers and its words would go unheard; under a
+    Pipeline (next turn) it says one reply. A small model otherwise asked for the same handoff
+    again on every tool hop (refused each time), three LLM calls wasted per handoff."""
+    from edgevox.agents.decoders import TwoStageDecoder
+    from edgevox.agents.llm_agent import LLMAgent
+    from edgevox.orchestration import Pipeline
+
+    def model(messages, grammar):
+        if grammar and '"none"' in grammar:
+            return "handoff_conversation"  # a small model that would hand off at every hop
+        if grammar:
+            return '{"target": "chef", "reason": "food", "summary": "wants pasta"}'
+        return "Over to our chef."
+
+    for strategy, calls in ((Swarm, ["tool", "args"]), (Pipeline, ["tool", "args", "reply"])):
+        llm = ScriptedLLM(model)
+        concierge = LLMAgent("concierge", "You greet.", llm=llm, decoder=TwoStageDecoder(), max_tool_hops=3)
+        chef = Scripted("chef", "Boil it for ten minutes.")
+        result = strategy([concierge, chef]).run("pasta?", AgentContext(session_id="s", blackboard=Blackboard()))
+        kinds = ["reply" if c.grammar is None else "tool" if '"none"' in c.grammar else "args" for c in llm.calls]
+        assert kinds == calls, strategy.__name__
+        if strategy is Swarm:
+            assert (result.agent, result.text) == ("chef", "Boil it for ten minutes.")
+        else:
+            assert result.agent == "concierge" and result.text.startswith("Over to our chef.")
