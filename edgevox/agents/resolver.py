@@ -325,7 +325,7 @@ class SchemaResolver:
             elif isinstance(value, (int, float)):
                 unit = entry.units.get(pname)
                 parts.append(f"{value:g} {UNIT_NAMES.get(unit, '')}".strip() if unit else f"{value:g}")
-            else:
+            elif str(value) not in parts:  # a value said once ("handler", not "handler handler handler")
                 parts.append(str(value))
         return " ".join(parts)
 

@@ -105,11 +105,12 @@ def handoff_tool(
             "description": "The conversation phase to move to (null: the target's own phase).",
             "default": None,
         }
-    lines = "\n".join(f"  - {t}: {descriptions[t]}" if descriptions.get(t) else f"  - {t}" for t in targets)
+    # One line: a compact tool menu shows a description's first sentence only.
+    listed = "; ".join(f"{t} ({descriptions[t]})" if descriptions.get(t) else t for t in targets)
     first = targets[0]
     return dataclasses.replace(
         handoff_conversation,
-        description=f"Hand this conversation to another agent.\nAvailable targets:\n{lines}",
+        description=f"Hand this conversation to another agent: {listed}.",
         parameters={**base, "properties": props},
         examples=(
             (f"please pass me to {first}", {"target": first, "reason": "user asked", "summary": "wants " + first}),

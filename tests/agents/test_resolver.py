@@ -367,3 +367,17 @@ def rotate(direction: Literal["left", "right"], degrees: float = 90) -> str:
 def test_turns_and_rotations_said_as_units_convert_to_the_declared_angle(text, degrees):
     p = SchemaResolver([rotate, lift, drive, go]).propose(text)
     assert p.call is not None and p.call[1]["degrees"] == degrees, p
+
+
+def test_a_proposed_call_is_described_with_each_value_said_once():
+    """ "Did you mean ...?" for a call whose free-text arguments repeat a value (a small model
+    filling a handoff's target, reason and summary with the same name) says it once."""
+
+    @tool
+    def handoff_conversation(target: str, reason: str, summary: str) -> str:
+        """Hand this conversation to another agent."""
+        return target
+
+    resolver = SchemaResolver([handoff_conversation])
+    said = resolver.describe("handoff_conversation", {"target": "handler", "reason": "handler", "summary": "handler"})
+    assert said.split().count("handler") == 1, said

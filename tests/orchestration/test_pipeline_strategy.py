@@ -83,7 +83,7 @@ def test_each_agent_gets_a_handoff_tool_listing_exactly_the_agents_it_may_reach(
     assert seen["a"].parameters["properties"]["target"]["enum"] == ["b"]
     assert seen["b"].parameters["properties"]["target"]["enum"] == ["c", "a"]  # next first, then can_return_to
     assert seen["b"].parameters["properties"]["next_phase"]["anyOf"][0]["enum"] == ["wrap", "intake"]
-    assert "  - c" in seen["b"].description and "  - a" in seen["b"].description
+    assert seen["b"].description == "Hand this conversation to another agent: c; a."
     assert seen["c"] is None  # the last stage reaches nobody: no handoff tool
     # A target outside the enum is refused before the tool runs: the model cannot name it.
     assert "expected one of 'b'" in a.call_tool(seen["a"], {"target": "c", "reason": "r", "summary": "s"}, ctx)
@@ -106,6 +106,10 @@ def test_an_llm_agent_is_offered_the_enum_in_its_grammar_and_hands_off(Scripted)
     assert pipe.run("I was charged twice", ctx).agent == "triage"
     args_grammar = llm.calls[1].grammar
     assert "handler" in args_grammar and "resolver" not in args_grammar
+    # The compact tool menu the model picks from names the reachable agent (was "Available targets: -").
+    assert (
+        "handoff_conversation: Hand this conversation to another agent: handler" in llm.calls[0].messages[-1]["content"]
+    )
     assert pipe.run("so?", ctx).text == "Refund issued."
     ctx.blackboard.close()
 
@@ -224,10 +228,11 @@ def test_roomkit_routing_hints_are_shown_with_the_target_in_the_handoff_tool(Scr
     b = Scripted("b")
     b.description = "the billing desk"
     Pipeline([a, b], {"b": ["refund", "invoice"]}).run("x", AgentContext())
-    assert "  - b: the billing desk (when the user mentions: refund, invoice)" in seen[-1].description
+    assert "b (the billing desk, when the user mentions: refund, invoice)" in seen[-1].description
+    assert "\n" not in seen[-1].description  # one line: a compact tool menu shows the first sentence
     config = {"strategy": "pipeline", "pipeline": {"agents": ["a", "b"], "routing": {"b": ["refund"]}}}
     build_orchestration(config, {"a": a, "b": b}).run("x", AgentContext(session_id="y"))
-    assert "(when the user mentions: refund)" in seen[-1].description
+    assert "b (the billing desk, when the user mentions: refund)." in seen[-1].description
     with pytest.raises(ValueError, match="routing names agents that are no stage"):
         Pipeline([a, b], {"zed": ["x"]})
 

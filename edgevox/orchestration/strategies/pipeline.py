@@ -110,7 +110,7 @@ class Pipeline(Orchestration):
         descriptions = {n: str(getattr(a, "description", "") or "") for n, a in members.items()}
         for n, words in (routing or {}).items():
             hint = f"when the user mentions: {', '.join(words)}"
-            descriptions[n] = f"{descriptions[n]} ({hint})" if descriptions[n] else hint
+            descriptions[n] = f"{descriptions[n]}, {hint}" if descriptions[n] else hint
         self.handoff_tools = self.pipeline.handoff_tools(descriptions=descriptions, owner=f"Pipeline {self.name!r}")
 
     def holder(self, ctx: AgentContext) -> str:
