@@ -50,20 +50,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from edgevox.agents.base import Agent, AgentBase, AgentResult, AgentStream, context_or_new
-from edgevox.agents.run import drain, run_child
+from edgevox.agents.run import drain
 from edgevox.errors import ArgumentError
 from edgevox.orchestration.delivery import DeliveryStrategy
 from edgevox.orchestration.events import (
     Routed,
     SessionModeChanged,
-    SupervisorObserved,
     TurnAnswered,
     UserTurn,
 )
 from edgevox.orchestration.handoff import SCRATCH_RECORD, HandoffHandler
 from edgevox.orchestration.progress import run_strategy, watched
 from edgevox.orchestration.recovery import escalate, recover, spoken_cancel, turn_result
-from edgevox.orchestration.routing import HUMAN_KEY, ConversationRouter
+from edgevox.orchestration.routing import HUMAN_KEY, ConversationRouter, observe_exchange
 from edgevox.orchestration.state import ConversationState, SessionStore
 from edgevox.orchestration.workflows import Workflow
 from edgevox.runtime.bus import EventBus
@@ -377,15 +376,8 @@ class Coordinator(AgentBase):
         sup = self.router.supervisor
         if sup is None or sup == agent or sup not in self.agents:
             return
-        what = "" if outcome.ok else f" [failed: {outcome.error}]"
-        note = run_child(
-            self.agents[sup],
-            f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}{what}",
-            ctx,
-            timeout_s=self.timeout_s,
-        )
-        self.publish(
-            SupervisorObserved(source=sup, session_id=ctx.session_id, supervisor=sup, agent=agent, note=note.text)
+        observe_exchange(
+            self.agents[sup], sup, text, agent, outcome, ctx, publish=self.publish, timeout_s=self.timeout_s
         )
 
     def reply_event(self, session: str, agent: str, text: str, ok: bool, *, strategy: str = "") -> None:

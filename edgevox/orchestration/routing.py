@@ -29,11 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
+from edgevox.agents.base import Agent, AgentResult
+from edgevox.agents.run import run_child
 from edgevox.orchestration.config import ChannelName
-from edgevox.orchestration.events import TurnAnswered
+from edgevox.orchestration.events import SupervisorObserved, TurnAnswered
 from edgevox.orchestration.state import ConversationPhase, ConversationState, phase_name
+
+if TYPE_CHECKING:
+    from edgevox.runtime.context import AgentContext
+    from edgevox.runtime.events import Event
 
 CHANNELS: tuple[str, ...] = get_args(ChannelName)
 """The channels edgevox itself names a user turn by: the voice loop's spoken and typed turns,
@@ -206,3 +212,27 @@ class ConversationRouter:
         if self.default_agent is not None:
             return RouteDecision(self.default_agent, "default")
         return RouteDecision(None, "no-agent")
+
+
+def observe_exchange(
+    supervisor: Agent,
+    name: str,
+    text: str,
+    agent: str,
+    outcome: AgentResult,
+    ctx: AgentContext,
+    *,
+    publish: Callable[[Event], None],
+    timeout_s: float | None = None,
+) -> None:
+    """The observing supervisor ``name`` (RoomKit's ``supervisor_id``; a Coordinator's router
+    supervisor or a Pipeline's) notes one exchange in a sentence, published as
+    :class:`SupervisorObserved` and never spoken."""
+    what = "" if outcome.ok else f" [failed: {outcome.error}]"
+    note = run_child(
+        supervisor,
+        f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}{what}",
+        ctx,
+        timeout_s=timeout_s,
+    )
+    publish(SupervisorObserved(source=name, session_id=ctx.session_id, supervisor=name, agent=agent, note=note.text))

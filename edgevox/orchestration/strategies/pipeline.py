@@ -26,10 +26,10 @@ from edgevox.agents.base import Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
 from edgevox.agents.run import child_name
 from edgevox.errors import Cancelled
-from edgevox.orchestration.events import SupervisorObserved
 from edgevox.orchestration.handoff import HandoffHandler
 from edgevox.orchestration.handoff_context import HandoffOptions
 from edgevox.orchestration.pipeline import ConversationPipeline, PipelineStage
+from edgevox.orchestration.routing import observe_exchange
 from edgevox.orchestration.state import ConversationState
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
 from edgevox.orchestration.strategies.handback import hand_back
@@ -198,18 +198,13 @@ class Pipeline(Orchestration):
         """The supervisor observes the exchange (the same note the Coordinator's router supervisor writes)."""
         if self.supervisor is None or self.supervisor_id is None:
             return
-        what = "" if outcome.ok else f" [failed: {outcome.error}]"
-        note = self.call(
+        observe_exchange(
             self.supervisor,
-            f"Observe this exchange and note any problem in one sentence.\nUser: {text}\n{agent}: {outcome.text}{what}",
+            self.supervisor_id,
+            text,
+            agent,
+            outcome,
             ctx,
-        )
-        ctx.publish(
-            SupervisorObserved(
-                source=self.supervisor_id,
-                session_id=ctx.session_id,
-                supervisor=self.supervisor_id,
-                agent=agent,
-                note=note.text,
-            )
+            publish=ctx.publish,
+            timeout_s=self.timeout_s,
         )
