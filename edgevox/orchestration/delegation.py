@@ -53,6 +53,7 @@ from edgevox.errors import Cancelled, DelegationError
 from edgevox.orchestration.events import DelegationFinished, DelegationStarted
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
+from edgevox.runtime.lifecycle import join_threads
 
 DEFAULT_MAX_DEPTH = 5
 MAX_KEPT_PROCESSES = 64
@@ -418,12 +419,9 @@ class Delegator:
 
     def close(self, timeout_s: float = 2.0) -> list[str]:
         """Wait for background delegations; returns the names of threads still running."""
-        deadline = time.monotonic() + timeout_s
         with self._lock:
             threads = list(self._threads)
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        return [t.name for t in threads if t.is_alive()]
+        return join_threads(threads, time.monotonic() + timeout_s)
 
     # -- internals -------------------------------------------------------------------------------
 

@@ -169,6 +169,14 @@ class StopReport:
         out.parts = dict(parts)
         return out
 
+    def join(self, threads: Iterable[threading.Thread], deadline: float) -> StopReport:
+        """Join ``threads`` until ``deadline`` (:func:`join_threads`); those still running are
+        abandoned in this report, which is returned."""
+        left = join_threads(threads, deadline)
+        self.abandoned.extend(left)
+        self.clean = self.clean and not left
+        return self
+
     @classmethod
     def abandoned_threads(cls, names: Iterable[str]) -> StopReport:
         names = list(names)
@@ -191,6 +199,19 @@ class Closable(Protocol):
     workers): ``close(timeout_s)`` ends them and returns False if one was still running."""
 
     def close(self, timeout_s: float) -> object: ...
+
+
+def join_threads(threads: Iterable[threading.Thread], deadline: float) -> list[str]:
+    """Join each of ``threads`` until ``deadline`` (``time.monotonic()``) in total, never the
+    calling thread itself; the names of those still running (what a stop report abandons)."""
+    me = threading.current_thread()
+    left = []
+    for t in threads:
+        if t is not me:
+            t.join(max(0.0, deadline - time.monotonic()))
+        if t.is_alive():
+            left.append(t.name)
+    return left
 
 
 def stop_timeout(timeout_s: float | None, timeout: float | None, default: float) -> float:

@@ -260,22 +260,12 @@ class VoiceLoop:
             t.name for t in self._threads + self.speaker.threads if t.is_alive() and t is not me
         )
 
-    def _join_threads(self, deadline: float, report: StopReport) -> StopReport:
-        me = threading.current_thread()
-        for t in self._threads + self.speaker.threads:
-            if t is not me:
-                t.join(max(0.0, deadline - time.monotonic()))
-            if t.is_alive():
-                report.abandoned.append(t.name)
-                report.clean = False
-        return report
-
     def _stop(self, deadline: float | None) -> StopReport:
         assert deadline is not None  # stop() always passes a timeout
         report = StopReport()
         if not self._life.to_if(ComponentState.STOPPING, ComponentState.RUNNING):
             self._life.force(ComponentState.STOPPED)
-            return self._join_threads(deadline, report)  # what an earlier stop left running, if anything
+            return report.join(self._threads + self.speaker.threads, deadline)  # what an earlier stop left running
         q = self._q
         q.stopping.set()
         with q.cond:
@@ -298,7 +288,7 @@ class VoiceLoop:
             self._publish(TurnDone(turn_id=req.turn_id, session_id=self.session_id, status="cancelled"))
         with suppress(Exception):
             self.audio_in.stop()
-        self._join_threads(deadline, report)
+        report.join(self._threads + self.speaker.threads, deadline)
         with suppress(Exception):
             self.audio_out.stop()
         root.detach()

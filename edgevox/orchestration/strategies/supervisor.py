@@ -42,6 +42,7 @@ from edgevox.orchestration.strategies.supervisor_tools import TurnRecord, team_t
 from edgevox.orchestration.workflows import Run
 from edgevox.runtime.activities import track
 from edgevox.runtime.context import AgentContext
+from edgevox.runtime.lifecycle import join_threads
 
 DEFAULT_REFINE_INSTRUCTION = (
     "Give the core topic or subject of the user's request, and nothing else: no questions, "
@@ -314,7 +315,5 @@ class Supervisor(Orchestration):
         deadline = time.monotonic() + timeout_s
         with self._lock:
             threads = list(self._threads)
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        left = [t.name for t in threads if t.is_alive()]
+        left = join_threads(threads, deadline)
         return left + self.delegator.close(max(0.0, deadline - time.monotonic()))
