@@ -24,8 +24,9 @@ The failure policy:
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +103,40 @@ def run_child(
 ) -> AgentResult:
     """:func:`stream_child` run to its end on the calling thread, its events dropped."""
     return drain(stream_child(agent, task, ctx, timeout_s=timeout_s, **child_fields))
+
+
+def run_parallel(
+    jobs: Sequence[tuple[Agent, str]],
+    ctx: AgentContext,
+    *,
+    thread_name: str,
+    timeout_s: float | None = None,
+    unfinished: str = "did not finish",
+) -> list[AgentResult]:
+    """Run every ``(agent, task)`` at once, each with :func:`run_child` on its own thread
+    (``<thread_name>-<i>``); all are joined, and the results come back in order. A branch the
+    caller's cancellation stopped is reported (``cancelled=True``) like the others, never
+    abandoned; the caller checks its own token afterwards."""
+    results: list[AgentResult | None] = [None] * len(jobs)
+
+    def branch(i: int, agent: Agent, task: str) -> None:
+        try:
+            results[i] = run_child(agent, task, ctx, timeout_s=timeout_s)
+        except Cancelled as exc:
+            results[i] = AgentResult(agent=child_name(agent), ok=False, cancelled=True, error=exc.reason)
+
+    threads = [
+        threading.Thread(target=branch, args=(i, a, t), name=f"{thread_name}-{i}", daemon=True)
+        for i, (a, t) in enumerate(jobs)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [
+        r if r is not None else AgentResult(agent=child_name(a), ok=False, error=unfinished)
+        for r, (a, _task) in zip(results, jobs, strict=True)
+    ]
 
 
 def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext) -> ChildRun:

@@ -20,7 +20,6 @@ closed and joined before it returns).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Generator, Mapping
 from collections.abc import Sequence as Seq
 from dataclasses import replace
@@ -29,9 +28,9 @@ from edgevox.agents.base import Agent, AgentBase, AgentResult, AgentStream, cont
 from edgevox.agents.decoders import NONE_CHOICE
 from edgevox.agents.events import AgentReply, ReplyDelta
 from edgevox.agents.grammar import choice_grammar
-from edgevox.agents.run import child_name, run_child, stream_child
+from edgevox.agents.run import child_name, run_parallel, stream_child
 from edgevox.engines.base import LLM
-from edgevox.errors import AgentError, Cancelled
+from edgevox.errors import AgentError
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event
 
@@ -269,23 +268,8 @@ class Parallel(Workflow):
         self.agents, self.reduce, self.name = list(agents), reduce, name
 
     def _run(self, task: str, ctx: AgentContext) -> Run:
-        results: list[AgentResult | None] = [None] * len(self.agents)
-
-        def branch(i: int, agent: Agent) -> None:
-            try:
-                results[i] = run_child(agent, task, ctx)
-            except Cancelled as exc:
-                results[i] = AgentResult(agent=child_name(agent), ok=False, cancelled=True, error=exc.reason)
-
-        threads = [
-            threading.Thread(target=branch, args=(i, a), name=f"edgevox-parallel-{self.name}-{i}", daemon=True)
-            for i, a in enumerate(self.agents)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        done = [r if r is not None else AgentResult(ok=False, error="branch did not finish") for r in results]
+        jobs = [(a, task) for a in self.agents]
+        done = run_parallel(jobs, ctx, thread_name=f"edgevox-parallel-{self.name}", unfinished="branch did not finish")
         merged = self.reduce(done) if self.reduce else "\n".join(r.text for r in done if r.text)
         if isinstance(merged, AgentResult):
             out = merged

@@ -11,14 +11,12 @@ reads it as approval ("Not approved: fix X" does not).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Literal
 
 from edgevox.agents.base import Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
-from edgevox.agents.run import child_name
-from edgevox.errors import Cancelled
+from edgevox.agents.run import child_name, run_parallel
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
 from edgevox.orchestration.verdict import Verdict, parse_verdict
 from edgevox.orchestration.workflows import Run
@@ -124,27 +122,11 @@ class Loop(Orchestration):
     def _review_parallel(self, prompt: str, ctx: AgentContext) -> list[tuple[AgentResult, Verdict]]:
         """Every reviewer at once, on its own thread, on the same draft; a cancelled branch is
         joined and reported (``cancelled``) like the others, never abandoned."""
-        results: list[AgentResult | None] = [None] * len(self.reviewers)
-
-        def review(i: int, reviewer: Agent) -> None:
-            try:
-                results[i] = self.call(reviewer, prompt, ctx)
-            except Cancelled as exc:
-                results[i] = AgentResult(agent=child_name(reviewer), ok=False, cancelled=True, error=exc.reason)
-
-        threads = [
-            threading.Thread(target=review, args=(i, r), name=f"edgevox-loop-review-{i}", daemon=True)
-            for i, r in enumerate(self.reviewers)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        jobs = [(r, prompt) for r in self.reviewers]
+        done = run_parallel(
+            jobs, ctx, thread_name="edgevox-loop-review", timeout_s=self.timeout_s, unfinished="review did not finish"
+        )
         ctx.cancel_token.raise_if_cancelled()
-        done = [
-            r if r is not None else AgentResult(agent=child_name(a), ok=False, error="review did not finish")
-            for r, a in zip(results, self.reviewers, strict=True)
-        ]
         return [(r, _verdict(r)) for r in done]
 
 
