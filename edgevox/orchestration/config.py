@@ -311,7 +311,8 @@ class CoordinatorSection(Section):
         None, description="Publish a progress event this often while a turn runs, in seconds; null = never."
     )
     still_working: StrictStr = Field(
-        "", description="Said once when a turn outlasts `progress_interval_s` (e.g. 'Still working on it.'); '' = nothing."
+        "",
+        description="Said once when a turn outlasts `progress_interval_s` (e.g. 'Still working on it.'); '' = nothing.",
     )
     cancel_phrases: list[StrictStr] | None = Field(
         None,
