@@ -23,6 +23,8 @@ APT_PACKAGES="libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins"
 if [ "$DEV" -eq 1 ]; then
   # The ROS 1 bridge tests run against a real roscore from Debian's packages.
   APT_PACKAGES="$APT_PACKAGES ros-core python3-rospy python3-rosmaster python3-std-msgs"
+  # The dashboard tests run in a real browser: Debian's chromium driven by chromium-driver.
+  APT_PACKAGES="$APT_PACKAGES chromium chromium-driver"
 fi
 missing=""
 for pkg in $APT_PACKAGES; do
