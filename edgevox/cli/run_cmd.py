@@ -54,21 +54,7 @@ def register(subparsers: Any) -> None:
         help="run a voice agent application from a config",
         description="Run the application described by CONFIG until Ctrl-C.",
     )
-    run.add_argument("config", metavar="CONFIG", help="config file, or a builtin name: default, home_robot, text")
-    run.add_argument("--text", action="store_true", help="type instead of speaking; replies are printed")
-    run.add_argument("--input", metavar="FILE.wav", help="read speech from a WAV file (headless)")
-    run.add_argument("--output", metavar="FILE.wav", help="write the spoken reply to a WAV file (headless)")
-    run.add_argument("--say", metavar="TEXT", help="send one utterance as text, wait for the reply, then exit")
-    run.add_argument("--json", action="store_true", help="write every event as a JSON line to stdout")
-    run.add_argument("--log-level", dest="run_log_level", metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
-    run.add_argument(
-        "--realtime",
-        choices=("yes", "no"),
-        help="pace --input in real time like a microphone (default: the config's audio.input.realtime)",
-    )
-    run.add_argument(
-        "--timeout", type=SECONDS, default=None, metavar="S", help="give up after S seconds (headless runs)"
-    )
+    add_run_options(run)
     run.set_defaults(func=cmd_run)
 
     check = subparsers.add_parser(
@@ -85,6 +71,25 @@ def register(subparsers: Any) -> None:
 
     devices = subparsers.add_parser("devices", help="list audio input and output devices")
     devices.set_defaults(func=cmd_devices)
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``run`` (``console`` takes the same ones): one place, so both stay alike."""
+    parser.add_argument("config", metavar="CONFIG", help="config file, or a builtin name: default, home_robot, text")
+    parser.add_argument("--text", action="store_true", help="type instead of speaking; replies are printed")
+    parser.add_argument("--input", metavar="FILE.wav", help="read speech from a WAV file (headless)")
+    parser.add_argument("--output", metavar="FILE.wav", help="write the spoken reply to a WAV file (headless)")
+    parser.add_argument("--say", metavar="TEXT", help="send one utterance as text, wait for the reply, then exit")
+    parser.add_argument("--json", action="store_true", help="write every event as a JSON line to stdout")
+    parser.add_argument("--log-level", dest="run_log_level", metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--realtime",
+        choices=("yes", "no"),
+        help="pace --input in real time like a microphone (default: the config's audio.input.realtime)",
+    )
+    parser.add_argument(
+        "--timeout", type=SECONDS, default=None, metavar="S", help="give up after S seconds (headless runs)"
+    )
 
 
 # --- overrides from options -------------------------------------------------------------------
@@ -464,4 +469,4 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["EdgeVoxError", "cmd_check", "cmd_devices", "cmd_run", "config_overrides", "register"]
+__all__ = ["EdgeVoxError", "add_run_options", "cmd_check", "cmd_devices", "cmd_run", "config_overrides", "register"]
