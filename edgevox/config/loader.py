@@ -8,6 +8,12 @@ it); ``${NAME:-default}`` falls back to ``default``; ``$${`` is a literal ``${``
 that is exactly one ``${...}`` and looks like a number becomes that number, so
 ``threads: ${THREADS:-2}`` passes the strict integer check.
 
+``--set key.path=value`` options (``sets=``) change one key each after the file is read, with
+the same validation and messages as the file (they name the option instead of a line): the
+value is YAML (``0.3``, ``[time, weather]``, ``{device: USB}``, ``none`` is the string, an empty
+value is null); later ones win over earlier ones, and ``overrides=`` (the CLI's own options)
+are applied last.
+
 Builtin configs (``default``, ``home_robot``, ``text``...) ship inside the package as
 ``edgevox/configs/*.yaml`` (the top-level ``configs/`` directory of the repository is the
 canonical copy); :func:`resolve_config_path` accepts a path or one of those names.
@@ -20,7 +26,7 @@ import difflib
 import importlib.resources
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +46,7 @@ MAX_DEPTH = 64
 MAX_NODES = 100_000
 """Most values a config may hold once its aliases are expanded."""
 
+_SET_KEY = re.compile(r"^[A-Za-z_][\w-]*(\.[\w-]+)*$")
 _NUMBER = re.compile(r"^[-+]?(\d+|\d*\.\d+([eE][-+]?\d+)?|\d+[eE][-+]?\d+)$")
 
 
@@ -77,13 +84,16 @@ def load_config(
     name_or_path: str | os.PathLike[str],
     *,
     overrides: Mapping[str, Any] | None = None,
+    sets: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
 ) -> AppConfig:
     """Load and validate a config file (or builtin name).
 
     ``overrides`` maps dotted key paths to values applied before validation (what the
     CLI's ``--input``/``--output``/``--text`` do), e.g. ``{"audio.input.file": "q.wav"}``.
-    Relative file paths inside the config stay relative to the current directory.
+    ``sets`` are ``--set`` options, ``"key.path=value"`` (see the module docstring).
+    Relative file paths inside the config stay relative to the current directory; the
+    file's folder is recorded (:func:`config_folder`) for ``module:function`` references.
     """
     path = resolve_config_path(name_or_path)
     try:
@@ -96,7 +106,38 @@ def load_config(
         raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
-    return parse_config(decode_config(raw, str(path)), source=str(path), overrides=overrides, env=env)
+    config = parse_config(decode_config(raw, str(path)), source=str(path), overrides=overrides, sets=sets, env=env)
+    config._folder = str(path.resolve().parent)
+    return config
+
+
+def config_folder(config: AppConfig) -> str | None:
+    """The folder of the file ``config`` was loaded from (None for text given to :func:`parse_config`)."""
+    folder: str | None = getattr(config, "_folder", None)
+    return folder
+
+
+def parse_set(text: str) -> tuple[str, Any]:
+    """A ``--set`` option, ``key.path=value``, as ``(key, value)``; the value is read as YAML.
+
+    Raises :class:`ConfigError` naming the option when it has no ``=``, the key is not a
+    dotted path, or the value is not YAML."""
+    key, eq, raw = text.partition("=")
+    key = key.strip()
+    if not eq:
+        raise ConfigError(f"--set {text}: expected KEY=VALUE, e.g. --set llm.temperature=0.3")
+    if not _SET_KEY.match(key):
+        raise ConfigError(
+            f"--set {text}: {key!r} is not a key path; write dotted keys as in the file, e.g. agents.assistant.tools"
+        )
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise ConfigError(
+            f"--set {text}: the value is not valid YAML ({problem}); quote it, e.g. '{key}=\"...\"'"
+        ) from None
+    return key, value
 
 
 def decode_config(raw: bytes, source: str) -> str:
@@ -120,9 +161,12 @@ def parse_config(
     *,
     source: str = "<config>",
     overrides: Mapping[str, Any] | None = None,
+    sets: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
 ) -> AppConfig:
-    """Validate YAML ``text``; ``source`` names it in error messages."""
+    """Validate YAML ``text``; ``source`` names it in error messages. ``overrides`` and
+    ``sets`` as for :func:`load_config`."""
+    set_keys = [(f"--set {text}", *parse_set(text)) for text in sets]
     nodes, data = _parse_yaml(text, source)
     if data is None:
         data = {}
@@ -131,14 +175,38 @@ def parse_config(
             f"{source}: the top level must be a mapping of keys (like 'agents:'), got a {type(data).__name__}"
         )
     data = _interpolate(data, (), env if env is not None else os.environ, source, nodes)
-    if overrides:
+    if overrides or set_keys:
         data = copy.deepcopy(data)
-        for key, value in overrides.items():
+        for option, key, value in set_keys:
+            _set_path(data, key, value, option)
+        for key, value in (overrides or {}).items():
             _set_path(data, key, value, source)
     try:
         return AppConfig.model_validate(data)
     except ValidationError as exc:
+        blamed = _set_option_at(exc, set_keys)
+        if blamed is not None:  # the key a --set changed: name the option, not a line of the file
+            raise ConfigError(
+                format_error(exc, source=blamed, data=data, nodes=NodeIndex(None), root=AppConfig)
+            ) from None
         raise ConfigError(format_error(exc, source=source, data=data, nodes=nodes, root=AppConfig)) from None
+
+
+def _set_option_at(exc: ValidationError, set_keys: list[tuple[str, str, Any]]) -> str | None:
+    """The last ``--set`` option whose key is at (or above, or below) the first error's key path."""
+    first = exc.errors(include_url=False)[0]
+    loc = tuple(str(p) for p in first["loc"])
+    if not loc and first["type"] == "value_error":  # a whole-config check: its message starts with the key
+        head = str((first.get("ctx") or {}).get("error", "")).split(":", 1)[0]
+        loc = tuple(head.split(".")) if " " not in head else ()
+    if not loc:
+        return None
+    for option, key, _ in reversed(set_keys):
+        parts = tuple(key.split("."))
+        n = min(len(parts), len(loc))
+        if parts[:n] == loc[:n]:
+            return option
+    return None
 
 
 def _parse_yaml(text: str, source: str) -> tuple[NodeIndex, Any]:
@@ -281,13 +349,27 @@ def _interpolate(value: Any, path: tuple[Any, ...], env: Mapping[str, str], sour
 
 
 def _set_path(data: dict[str, Any], dotted_key: str, value: Any, source: str) -> None:
+    """Set ``a.b.c`` in ``data``, making the mappings on the way; a digit indexes an existing list."""
     parts = dotted_key.split(".")
     node: Any = data
-    for part in parts[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            raise ConfigError(f"{source}: cannot set {dotted_key}: '{part}' is not a mapping")
-        node = child
-    node[parts[-1]] = value
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(
+                    f"{source}: cannot set {dotted_key}: '{dotted(tuple(parts[:i]))}' is a list of {len(node)}; "
+                    f"use an index from 0 to {len(node) - 1}, or set the whole list"
+                )
+            if last:
+                node[int(part)] = value
+                return
+            node = node[int(part)]
+            continue
+        if not isinstance(node, dict):
+            raise ConfigError(f"{source}: cannot set {dotted_key}: '{dotted(tuple(parts[:i]))}' is not a mapping")
+        if last:
+            node[part] = value
+            return
+        if node.get(part) is None:
+            node[part] = {}
+        node = node[part]
