@@ -8,6 +8,13 @@ options override the bridge section: ``--namespace``, ``--node-name``, ``--domai
 ``text_input`` topic and speaks nothing (``audio.input.source: text``, ``audio.output.sink: none``),
 for a node on a robot without a microphone or for tests.
 
+ROS 2 the ROS way (:mod:`edgevox.integrations.ros2_node`): the node declares config keys as
+parameters; ``--ros-args -p llm.temperature:=0.3`` (or ``--params-file FILE``, any ROS
+arguments; they must come last) overrides the config. ``--lifecycle`` makes it a managed node
+that starts unconfigured and loads models, opens devices, stops listening and releases
+everything on ``configure``/``activate``/``deactivate``/``cleanup``
+(:mod:`edgevox.integrations.ros2_lifecycle`); a ``shutdown`` transition ends the command.
+
 Runs until SIGINT/SIGTERM, then stops within ``runtime.shutdown_timeout_s``. This module
 (with ``cli/main.py``) is the only place that installs signal handlers.
 """
@@ -35,6 +42,18 @@ def register(subparsers: Any) -> None:
         p.add_argument("--node-name", help="ROS node name")
         if which == "ros2":
             p.add_argument("--domain-id", type=whole(high=232), help="ROS_DOMAIN_ID of the node")
+            p.add_argument(
+                "--lifecycle",
+                action="store_true",
+                help="a managed (lifecycle) node: starts unconfigured; configure loads models, activate starts listening",
+            )
+            p.add_argument(
+                "--ros-args",
+                nargs=argparse.REMAINDER,
+                default=[],
+                metavar="ARG",
+                help="ROS arguments, last: -p llm.temperature:=0.3, --params-file FILE, remappings",
+            )
         else:
             p.add_argument("--master-uri", help="ROS master, e.g. http://localhost:11311")
         p.add_argument(
@@ -63,6 +82,8 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_ros(args: argparse.Namespace) -> int:
+    if args.ros == "ros2":
+        return cmd_ros2(args)
     from edgevox.app import App
     from edgevox.config.loader import load_config
 
@@ -89,3 +110,31 @@ def cmd_ros(args: argparse.Namespace) -> int:
     if not clean:
         print(f"edgevox: stopped, {app.stop_report}", file=sys.stderr)
     return 0 if clean else 1
+
+
+def cmd_ros2(args: argparse.Namespace) -> int:
+    from edgevox.integrations.ros2_lifecycle import Ros2LifecycleAppNode
+    from edgevox.integrations.ros2_node import Ros2AppNode
+    from edgevox.integrations.ros2_params import ConfigSource
+
+    source = ConfigSource(args.config, overrides(args))
+    kind = Ros2LifecycleAppNode if args.lifecycle else Ros2AppNode
+    host = kind(source, ros_args=args.ros_args or [])
+    previous = {sig: signal.signal(sig, lambda _s, _f: host.finished.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        host.start()
+        section = host.config.bridges.ros2
+        state = "unconfigured (managed: configure, then activate)" if args.lifecycle else "running"
+        print(
+            f"edgevox: ros2 node {section.namespace}/{section.node_name} {state}; Ctrl-C stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+        host.finished.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        report = host.stop()
+    if not report:
+        print(f"edgevox: stopped, {report}", file=sys.stderr)
+    return 0 if report else 1

@@ -191,6 +191,22 @@ class Ros2BridgeConfig(_RosCommon):
         4,
         description="Threads of the MultiThreadedExecutor (>= 2, so a cancel is served while a goal message is handled).",
     )
+    stop_service: StrictBool = Field(
+        True,
+        description="Also offer the stop topic's name (e.g. `/edgevox/stop`) as a `std_srvs/srv/Trigger` service: it runs the safety stop and answers what it stopped.",
+    )
+    diagnostics_period_s: Seconds | None = Field(
+        1.0,
+        description="Publish `diagnostic_msgs/DiagnosticArray` on `diagnostics_topic` every this many seconds (state, the last turn's latencies, supervision restarts, errors); null = never.",
+    )
+    diagnostics_topic: StrictStr = Field(
+        "/diagnostics", description="Topic of the diagnostics (the ROS convention is `/diagnostics`)."
+    )
+
+    @field_validator("diagnostics_topic")
+    @classmethod
+    def _check_diagnostics_topic(cls, value: str) -> str:
+        return _check_topic(value)
 
 
 class Ros1BridgeConfig(_RosCommon):

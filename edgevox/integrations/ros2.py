@@ -12,11 +12,17 @@ Two ways to host it:
   by other long callbacks) for ``stop``/``skill/cancel`` to be served promptly.
 
 Topics, message formats and the goal protocol are described in ``docs/ros.md`` and
-:mod:`edgevox.integrations.ros_common`. Every message is ``std_msgs/String`` (JSON).
+:mod:`edgevox.integrations.ros_common`. Every topic message is ``std_msgs/String`` (JSON).
+Next to the ``stop`` topic, a ``std_srvs/srv/Trigger`` service of the same name runs the
+safety stop and answers what it stopped (``stop_service``), and a
+``diagnostic_msgs/DiagnosticArray`` goes to ``/diagnostics`` every ``diagnostics_period_s``
+(:mod:`edgevox.integrations.ros2_diagnostics`). ``edgevox ros2`` adds parameters and the
+managed lifecycle (:mod:`edgevox.integrations.ros2_node`).
 
-Threads: subscriptions use a ``ReentrantCallbackGroup`` (a cancel is handled while another
-message is in a callback); outgoing messages are published only from the guard-condition
-callback, i.e. on an executor thread, never from the agent or bus threads that produce them.
+Threads: subscriptions and the stop service use a ``ReentrantCallbackGroup`` (a cancel is
+handled while another message is in a callback); outgoing messages are published only from the
+guard-condition and diagnostics-timer callbacks, i.e. on an executor thread, never from the
+agent or bus threads that produce them.
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros2BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
-from edgevox.integrations.ros_common import RosBridgeCore, TextHandler
+from edgevox.integrations.ros2_diagnostics import DiagnosticsCollector, to_message
+from edgevox.integrations.ros_common import RosBridgeCore, TextHandler, resolve_topic
+from edgevox.runtime.events import Event, StopEvent
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
 if TYPE_CHECKING:
@@ -39,6 +47,10 @@ if TYPE_CHECKING:
     from edgevox.runtime.context import AgentContext
 
 log = logging.getLogger(__name__)
+
+STOP_REPORT_WAIT_S = 0.5
+"""How long the stop service waits for the voice loop's ``voice.stopped`` report (it normally
+comes before the ``control.stop`` publish returns; without a voice loop none comes)."""
 
 
 def import_rclpy(config: Ros2BridgeConfig) -> Any:
@@ -54,6 +66,13 @@ def import_rclpy(config: Ros2BridgeConfig) -> Any:
     except ImportError as exc:
         raise MissingDependencyError(
             "ros-rclpy ros-std-msgs ros-rmw-fastrtps-cpp", extra="ros2", purpose="the ROS 2 bridge"
+        ) from exc
+    try:
+        import diagnostic_msgs.msg  # noqa: F401
+        import std_srvs.srv  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "ros-std-srvs ros-diagnostic-msgs", extra="ros2", purpose="the ROS 2 stop service and diagnostics"
         ) from exc
     return rclpy
 
@@ -109,6 +128,22 @@ class Ros2Bridge:
         self._life = component_lifecycle("ROS 2 bridge", noun="bridge", error=BridgeError)
         self._detail = ""
         self._lock = threading.Lock()
+        self.hardware_id = config.namespace
+        """``hardware_id`` of the diagnostics (``edgevox ros2`` sets the application name)."""
+        self._service: Any = None
+        self._diag_publisher: Any = None
+        self._diag_timer: Any = None
+        self._diag_lock = threading.Lock()
+        self.diagnostics: DiagnosticsCollector | None = None
+        self._outgoing: Any = None
+
+    def attach(self, node: Any) -> Ros2Bridge:
+        """Host the bridge on ``node`` (before :meth:`start`): what ``node=`` does, for a
+        bridge built by the config wiring. The caller keeps spinning ``node``."""
+        if self._life.state is not ComponentState.NEW:
+            raise BridgeError(f"ROS 2 bridge: attach() after start(); the bridge is {self._life.state.value}")
+        self._host_node = self.node = node
+        return self
 
     @property
     def running(self) -> bool:
@@ -137,6 +172,8 @@ class Ros2Bridge:
                 f"bridges.ros2: cannot start node {self.config.node_name!r} in {self.config.namespace!r}: {exc}"
             ) from exc
         self.core.start(wake=self._wake)
+        if self.diagnostics is not None:
+            self.diagnostics.attach(self.bus)
         if self._executor is not None:
             self._spin_thread = threading.Thread(target=self._spin, name="edgevox-ros2-spin", daemon=True)
             self._spin_thread.start()
@@ -186,6 +223,94 @@ class Ros2Bridge:
             )
         # trigger() is thread-safe; the callback runs on an executor thread and publishes there.
         self._guard = node.create_guard_condition(self._flush, callback_group=outgoing)
+        if self.config.stop_service:
+            from std_srvs.srv import Trigger
+
+            name = resolve_topic(self.config.namespace, self.config.topics.stop)
+            self._service = node.create_service(Trigger, name, self._stop_service, callback_group=incoming)
+        self._outgoing = outgoing
+        if self.config.diagnostics_period_s is not None:
+            self._start_diagnostics(self.config.diagnostics_period_s)
+
+    # -- the stop service ------------------------------------------------------------------------
+
+    def _stop_service(self, _request: Any, response: Any) -> Any:
+        """Executor thread: the safety stop, answered with what it stopped (``std_srvs/Trigger``)."""
+        reason = f"ROS 2 stop service {resolve_topic(self.config.namespace, self.config.topics.stop)}"
+        response.success, response.message = True, self.safety_stop(reason)
+        return response
+
+    def safety_stop(self, reason: str) -> str:
+        """Run the safety stop from ROS: publish ``control.stop`` (the voice loop, the runtime and
+        every bridge act on it), cancel the goals started here, and say what was stopped."""
+        reports: list[Event] = []
+        got = threading.Event()
+
+        def seen(event: Event) -> None:
+            if getattr(event, "reason", "") == reason:
+                reports.append(event)
+                got.set()
+
+        goals = self.core.running_goal_skills()
+        sub = self.bus.subscribe("voice.stopped", seen, name="ros2-stop-service")
+        try:
+            self.core._publish(StopEvent(source="ros2", reason=reason))
+            got.wait(STOP_REPORT_WAIT_S)
+        finally:
+            sub.close()
+        self.core.cancel_goals(reason)
+        stopped = [f"goal {g} (skill {s})" for g, s in goals.items()]
+        ignored: list[str] = []
+        if reports:
+            report = reports[0]
+            stopped += [f"turn {t}" for t in getattr(report, "cancelled_turns", None) or []]
+            skills = {f"skill {s}" for s in goals.values()}
+            stopped += [c for c in getattr(report, "cancelled", None) or [] if c not in skills]
+            ignored = list(getattr(report, "ignored", None) or [])
+        message = f"stopped: {', '.join(stopped)}" if stopped else "stopped: nothing was running"
+        if ignored:
+            message += f"; still running (ignored the cancel): {', '.join(ignored)}"
+        log.info("ROS 2 stop service: %s", message)
+        return message
+
+    # -- diagnostics ---------------------------------------------------------------------------------
+
+    def _start_diagnostics(self, period_s: float) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        node = self.node
+        if self.diagnostics is None:
+            self.diagnostics = DiagnosticsCollector(
+                node=node.get_name(), hardware_id=self.hardware_id, counters=self._counters
+            )
+        if self._diag_publisher is None:
+            topic = resolve_topic(self.config.namespace, self.config.diagnostics_topic)
+            self._diag_publisher = node.create_publisher(DiagnosticArray, topic, 10)
+        self._diag_timer = node.create_timer(period_s, self._publish_diagnostics, callback_group=self._outgoing)
+
+    def _counters(self) -> dict[str, int]:
+        return {**self.core.counters.snapshot(), "goals_running": len(self.core.running_goals)}
+
+    def _publish_diagnostics(self) -> None:
+        """Executor thread (the diagnostics timer)."""
+        collector, publisher = self.diagnostics, self._diag_publisher
+        if collector is None or publisher is None:
+            return
+        collector.hardware_id = self.hardware_id
+        publisher.publish(to_message(collector.statuses(), self.hardware_id, self.node.get_clock().now().to_msg()))
+
+    def set_diagnostics_period(self, period_s: float | None) -> None:
+        """Publish diagnostics every ``period_s`` seconds from now on (None: stop publishing)."""
+        with self._diag_lock:
+            if self.node is None or not self.running:
+                return
+            if self._diag_timer is not None:
+                self.node.destroy_timer(self._diag_timer)
+                self._diag_timer = None
+            if period_s is not None:
+                self._start_diagnostics(period_s)
+                if self.diagnostics is not None:
+                    self.diagnostics.attach(self.bus)
 
     def _wake(self) -> None:
         guard = self._guard
@@ -235,6 +360,8 @@ class Ros2Bridge:
             self._spin_thread.join(timeout_s)
             clean &= not self._spin_thread.is_alive()
             self._spin_thread = None
+        if self.diagnostics is not None:
+            self.diagnostics.close()
         if node is not None:
             # On a host node, remove only what we created; our own node goes entirely.
             for sub in self._subscriptions:
@@ -243,6 +370,15 @@ class Ros2Bridge:
                 node.destroy_publisher(pub)
             if self._guard is not None:
                 node.destroy_guard_condition(self._guard)
+            with self._diag_lock:
+                if self._diag_timer is not None:
+                    node.destroy_timer(self._diag_timer)
+                if self._diag_publisher is not None:
+                    node.destroy_publisher(self._diag_publisher)
+                self._diag_timer = self._diag_publisher = None
+            if self._service is not None:
+                node.destroy_service(self._service)
+                self._service = None
             if self._host_node is None:
                 node.destroy_node()
         self._subscriptions.clear()

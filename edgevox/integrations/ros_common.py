@@ -444,6 +444,11 @@ class RosBridgeCore:
         with self._goals_lock:
             return list(self._goals)
 
+    def running_goal_skills(self) -> dict[str, str]:
+        """Goal id -> skill name of every goal started here and still running."""
+        with self._goals_lock:
+            return {goal_id: handle.skill for goal_id, handle in self._goals.items()}
+
 
 def _as_skill(item: Any) -> Skill:
     """A :class:`Skill`; a skill's :class:`Tool` (``is_skill``, e.g. from ``agent.tools``) is rebuilt
