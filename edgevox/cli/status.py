@@ -8,6 +8,12 @@ turn's latency) and shows it:
   with each finished turn printed above it (``you: ...`` / ``robot: ...  0.62 s``);
 * elsewhere (a pipe, a test, a log file), as plain lines per finished turn.
 
+The line never sticks: an utterance the loop drops (the robot's own voice under the half-duplex
+echo guard, ``SpeechEnded.ignored``; an empty or unspeakable transcript; a stop phrase) returns
+it at once to ``speaking`` (while a reply plays) or ``listening``, without showing the dropped
+words as the user's. :class:`~edgevox.cli.console_view.ConsoleView` (``edgevox console``) builds
+on this view.
+
 :class:`JsonEvents` writes every event as one JSON line (``Event.to_dict``) for other
 programs (``--json``).
 
@@ -24,7 +30,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.text import Text
 
@@ -42,6 +48,10 @@ class TurnView:
     """Wall clock of the first reply audio (or first token when there is no audio)."""
     first_audio: bool = False
     status: str = ""
+    you_shown: bool = False
+    """``you: ...`` was printed when the turn started (the console)."""
+    echo: bool = False
+    """The loop ignores this utterance (the robot heard itself, ``SpeechEnded.ignored``)."""
 
 
 @dataclass
@@ -51,6 +61,12 @@ class StatusState:
     turns: dict[int, TurnView] = field(default_factory=dict)
     last_latency_s: float | None = None
     last_note: str = ""
+    speaking_turn: int = 0
+    """The turn whose reply is playing (from its ``FirstAudio`` to its ``TurnDone``); 0 = none."""
+
+    def idle_phase(self) -> str:
+        """What to show when nothing is being heard or worked on: speaking or listening."""
+        return "speaking" if self.speaking_turn else "listening"
 
 
 class StatusView:
@@ -103,18 +119,18 @@ class StatusView:
         if kind == "voice.speech_started":
             st.phase = "hearing"
         elif kind == "voice.speech_ended":
-            st.phase = "thinking"
-            self._turn(event).started_at = event.last_voiced_at or event.timestamp
-        elif kind == "voice.transcript":
             turn = self._turn(event)
-            turn.transcript = event.text
-            if not turn.started_at:
-                turn.started_at = event.timestamp
-            st.phase = "thinking" if event.text else "listening"
-            if event.stop_phrase:
-                st.last_note = f"stop phrase {event.stop_phrase!r}"
+            turn.started_at = event.last_voiced_at or event.timestamp
+            turn.echo = bool(event.ignored)
+            # The robot's own voice (half-duplex) is only checked for a stop phrase: nothing to think about.
+            st.phase = st.idle_phase() if turn.echo else "thinking"
+        elif kind == "voice.transcript":
+            self._transcript(event)
         elif kind == "voice.turn_started":
             st.phase = "thinking"
+            turn = self._turn(event)
+            if not turn.started_at:  # the robot's own announcement (the stop's confirmation): from now
+                turn.started_at = event.timestamp
         elif kind == "voice.token":
             turn = self._turn(event)
             turn.reply += event.text
@@ -124,6 +140,7 @@ class StatusView:
             turn = self._turn(event)
             turn.first_audio = True
             turn.first_output_at = event.timestamp
+            st.speaking_turn = turn.turn_id
             st.phase = "speaking"
         elif kind == "voice.interrupted":
             st.last_note = "interrupted"
@@ -148,28 +165,66 @@ class StatusView:
             st.last_note = f"error in {event.where}: {event.error}"
             self._print(Text(f"error in {event.where}: {event.error}", style="red"))
 
+    def _transcript(self, event: Any) -> None:
+        """A transcript either becomes a turn or is dropped by the loop (the robot's own voice,
+        nothing said, nothing speakable): a dropped one leaves the status at once, so the line
+        never stays on "thinking" with the robot's own words."""
+        from edgevox.voice.transcriber import speakable
+
+        st = self.state
+        turn = self._turn(event)
+        if event.stop_phrase:
+            st.last_note = f"stop phrase {event.stop_phrase!r}"
+        if turn.echo or not event.text or not speakable(event.text) or event.stop_phrase:
+            st.turns.pop(turn.turn_id, None)
+            st.phase = st.idle_phase()
+            if turn.echo and not event.stop_phrase:
+                st.last_note = "ignored its own voice"
+            return
+        turn.transcript = event.text
+        if not turn.started_at:
+            turn.started_at = event.timestamp
+        st.phase = "thinking"
+
     def _finish(self, event: Any) -> None:
         st = self.state
         turn = st.turns.pop(int(event.turn_id or 0), None) or TurnView(event.turn_id)
         reply = event.reply_text or turn.reply
         latency = turn.first_output_at - turn.started_at if turn.first_output_at and turn.started_at else None
-        st.last_latency_s = latency
-        st.phase = "listening"
+        if latency is not None:
+            st.last_latency_s = latency
+        if st.speaking_turn == turn.turn_id:
+            st.speaking_turn = 0
+        st.phase = st.idle_phase()
         self.finished_turns += 1
         line = Text()
-        if turn.transcript:
-            line.append("you: ", style="bold cyan")
-            shown = turn.transcript
-            if len(shown) > 300:  # a pasted wall of text: show its start and its size
-                shown = f"{shown[:200]}... ({len(turn.transcript)} characters)"
-            line.append(shown + "\n")
+        if turn.transcript and not turn.you_shown:
+            line.append_text(self._you_line(turn.transcript))
+            line.append("\n")
         line.append(f"{self.name}: ", style="bold green")
         line.append(reply.strip() or "(no reply)")
+        line.append_text(self._turn_suffix(event, turn, latency))
+        self._print(line)
+
+    @staticmethod
+    def _you_line(transcript: str) -> Text:
+        line = Text()
+        line.append("you: ", style="bold cyan")
+        shown = transcript
+        if len(shown) > 300:  # a pasted wall of text: show its start and its size
+            shown = f"{shown[:200]}... ({len(transcript)} characters)"
+        line.append(shown)
+        return line
+
+    @staticmethod
+    def _turn_suffix(event: Any, turn: TurnView, latency: float | None) -> Text:
+        """``  [0.62 s to audio]`` and, for a turn that did not complete, ``  (stopped)``."""
+        line = Text()
         if latency is not None:
             line.append(f"  [{latency:.2f} s{' to audio' if turn.first_audio else ''}]", style="dim")
         if event.status != "completed":
             line.append(f"  ({event.status}{': ' + event.error if event.error else ''})", style="yellow")
-        self._print(line)
+        return line
 
     def _print(self, text: Text) -> None:
         if self._live is not None:
@@ -181,7 +236,11 @@ class StatusView:
 
     _STYLES = {"listening": "green", "hearing": "cyan", "thinking": "yellow", "speaking": "magenta", "stopped": "red"}
 
-    def _render(self) -> Text:
+    def _render(self) -> RenderableType:
+        """What the live area shows (the console adds the reply being written above it)."""
+        return self._status_line()
+
+    def _status_line(self) -> Text:
         st = self.state
         text = Text()
         text.append(f"● {st.phase:<9}", style=self._STYLES.get(st.phase, "white"))
@@ -199,7 +258,7 @@ class StatusView:
     def render_text(self) -> str:
         """The status line as plain text (for tests and logs)."""
         with self._lock:
-            return self._render().plain
+            return self._status_line().plain
 
 
 class JsonEvents:
