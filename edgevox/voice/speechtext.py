@@ -3,10 +3,10 @@
 :func:`clean_for_speech` removes markdown (code fences, emphasis, headings,
 bullets, quotes, tables, links keep their text), replaces URLs and e-mail
 addresses by a short spoken stand-in, spells out symbols (``&`` ``%`` ``°``
-``+`` ``=`` ``$`` ...), numbers (``42`` -> "forty-two", ``3.5`` -> "three point
-five", ``1st`` -> "first", ``1,200``), and units after numbers (``10 m`` ->
-"ten meters", ``5 km/h`` -> "five kilometers per hour"), and drops emoji and
-other symbols a voice cannot say.
+``+`` ``=`` ...), numbers, money, dates, times and units after numbers as a listener
+expects them (:mod:`edgevox.voice.spoken_numbers`: "1990s" -> "nineteen nineties",
+"$3.50" -> "three dollars and fifty cents", ``5 km/h`` -> "five kilometers per hour"),
+and drops emoji and other symbols a voice cannot say.
 
 Never spoken: what a model emits for machines, not people - JSON objects and
 arrays (a ``{"name": ..., "arguments": ...}`` tool call above all), ``"key": value``
@@ -25,49 +25,7 @@ from __future__ import annotations
 
 import re
 
-_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
-_SCALES = [(10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, "thousand")]
-_ORDINAL_WORDS = {
-    "one": "first",
-    "two": "second",
-    "three": "third",
-    "five": "fifth",
-    "eight": "eighth",
-    "nine": "ninth",
-    "twelve": "twelfth",
-}
-
-# unit -> (singular, plural). Matched only right after a number.
-UNITS: dict[str, tuple[str, str]] = {
-    "km/h": ("kilometer per hour", "kilometers per hour"),
-    "m/s": ("meter per second", "meters per second"),
-    "mph": ("mile per hour", "miles per hour"),
-    "rpm": ("revolution per minute", "revolutions per minute"),
-    "mm": ("millimeter", "millimeters"),
-    "cm": ("centimeter", "centimeters"),
-    "km": ("kilometer", "kilometers"),
-    "m": ("meter", "meters"),
-    "kg": ("kilogram", "kilograms"),
-    "g": ("gram", "grams"),
-    "ms": ("millisecond", "milliseconds"),
-    "s": ("second", "seconds"),
-    "sec": ("second", "seconds"),
-    "min": ("minute", "minutes"),
-    "h": ("hour", "hours"),
-    "hz": ("hertz", "hertz"),
-    "khz": ("kilohertz", "kilohertz"),
-    "v": ("volt", "volts"),
-    "w": ("watt", "watts"),
-    "kw": ("kilowatt", "kilowatts"),
-    "mah": ("milliamp hour", "milliamp hours"),
-    "°c": ("degree Celsius", "degrees Celsius"),
-    "°f": ("degree Fahrenheit", "degrees Fahrenheit"),
-    "°": ("degree", "degrees"),
-    "%": ("percent", "percent"),
-    "gb": ("gigabyte", "gigabytes"),
-    "mb": ("megabyte", "megabytes"),
-}
+from edgevox.voice.spoken_numbers import say_numbers
 
 _SYMBOLS = {
     "&": " and ",
@@ -105,70 +63,7 @@ _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+", re.MULTILINE)
 _QUOTE = re.compile(r"^\s*>\s?", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*{1,3}|_{1,3}|~~)(?=\S)(.+?)(?<=\S)\1")
-_MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
-_UNIT_AFTER_NUMBER = re.compile(
-    r"(?<![\d,.])(-?\d[\d,]*(?:\.\d+)?)\s?("  # starts only where a number starts: linear
-    + "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
-    + r")(?![\w/])",
-    re.IGNORECASE,
-)
-_ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])(-?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
 _UNSPEAKABLE = re.compile(r"[^\w\s.,;:!?'\"()\-\u2019\u3000-\u303f\uff00-\uffef]")
-
-
-def number_to_words(n: int) -> str:
-    """English words for an integer: ``1205`` -> "one thousand two hundred five"."""
-    if n < 0:
-        return "minus " + number_to_words(-n)
-    if n < 20:
-        return _ONES[n]
-    if n < 100:
-        tens, ones = divmod(n, 10)
-        return _TENS[tens] + (f"-{_ONES[ones]}" if ones else "")
-    if n < 1000:
-        hundreds, rest = divmod(n, 100)
-        return f"{_ONES[hundreds]} hundred" + (f" {number_to_words(rest)}" if rest else "")
-    for scale, name in _SCALES:
-        if n >= scale:
-            high, rest = divmod(n, scale)
-            return f"{number_to_words(high)} {name}" + (f" {number_to_words(rest)}" if rest else "")
-    raise AssertionError("unreachable")
-
-
-def ordinal_to_words(n: int) -> str:
-    """``21`` -> "twenty-first"."""
-    words = number_to_words(n)
-    head, sep, last = words.rpartition("-") if "-" in words.split(" ")[-1] else words.rpartition(" ")
-    if last in _ORDINAL_WORDS:
-        last = _ORDINAL_WORDS[last]
-    elif last.endswith("y"):
-        last = last[:-1] + "ieth"
-    else:
-        last += "th"
-    return head + sep + last
-
-
-def _decimal_to_words(sign: str, whole: str, frac: str | None) -> str:
-    digits = whole.replace(",", "")
-    if len(digits) > 15:  # an identifier or a run of digits, not a quantity: read it digit by digit
-        return ("minus " if sign else "") + " ".join(_ONES[int(d)] for d in digits[:40])
-    words = number_to_words(int(digits))
-    if frac:
-        words += " point " + " ".join(_ONES[int(d)] for d in frac[:40])
-    return ("minus " if sign else "") + words
-
-
-def _unit_words(match: re.Match[str]) -> str:
-    number, unit = match.group(1), match.group(2)
-    singular, plural = UNITS[unit.lower()]
-    is_one = number.replace(",", "") in ("1", "-1")
-    return f"{number} {singular if is_one else plural}"
-
-
-def _money_words(match: re.Match[str]) -> str:
-    currency = {"$": "dollars", "€": "euros", "£": "pounds"}[match.group(1)]
-    return f"{match.group(2)} {currency}"
 
 
 def _bracket_pairs(text: str) -> dict[int, int]:
@@ -245,10 +140,7 @@ def clean_for_speech(text: str) -> str:
     t = _QUOTE.sub("", t)
     t = _EMPHASIS.sub(r"\2", t)
     t = t.replace("|", ", ")
-    t = _MONEY.sub(_money_words, t)
-    t = _UNIT_AFTER_NUMBER.sub(_unit_words, t)
-    t = _ORDINAL.sub(lambda m: ordinal_to_words(int(m.group(1))), t)
-    t = _NUMBER.sub(lambda m: _decimal_to_words(m.group(1), m.group(2), m.group(3)), t)
+    t = say_numbers(t)
     for symbol, words in _SYMBOLS.items():
         t = t.replace(symbol, words)
     t = t.replace("*", " ").replace("_", " ")
