@@ -1,5 +1,5 @@
 """The JSON schema of a tool's arguments, read from the function's type hints and its
-Google-style docstring (what :func:`edgevox.agents.tools.build_tool` uses). Supported annotations:
+docstring (Google, NumPy or reST style, read by ``docstring_parser``) (what :func:`edgevox.agents.tools.build_tool` uses). Supported annotations:
 
 - ``str``, ``int``, ``float``, ``bool`` -> ``string``, ``integer``, ``number``, ``boolean``
 - ``Literal["a", "b"]`` -> ``enum`` (with the type of the values)
@@ -27,43 +27,26 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, get_args, get_origin
 
-_ARGS_HEADERS = ("args:", "arguments:", "parameters:")
-_SECTION_RE = re.compile(r"^(returns|raises|yields|examples?|notes?|attributes):\s*$", re.I)
-_ARG_LINE_RE = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+import docstring_parser
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into (description, {arg: description})."""
-    lines = doc.splitlines()
-    summary: list[str] = []
-    args: dict[str, str] = {}
-    i = 0
-    while i < len(lines) and lines[i].strip().lower() not in _ARGS_HEADERS and not _SECTION_RE.match(lines[i].strip()):
-        summary.append(lines[i].strip())
-        i += 1
-    if i < len(lines) and lines[i].strip().lower() in _ARGS_HEADERS:
-        i += 1
-        current = None
-        base_indent = None
-        while i < len(lines):
-            raw = lines[i]
-            if not raw.strip():
-                i += 1
-                continue
-            indent = len(raw) - len(raw.lstrip())
-            if base_indent is None:
-                base_indent = indent
-            if indent < base_indent or _SECTION_RE.match(raw.strip()):
-                break
-            m = _ARG_LINE_RE.match(raw.strip())
-            if indent == base_indent and m:
-                current = m.group(1).lstrip("*")
-                args[current] = m.group(3).strip()
-            elif current is not None:
-                args[current] = (args[current] + " " + raw.strip()).strip()
-            i += 1
-    text = " ".join(s for s in summary if s).strip()
-    return text, args
+    """Split a docstring into (description, {arg: description}) with ``docstring_parser``.
+
+    Google (``Args:``), NumPy (``Parameters`` / ``----------``) and reST (``:param x:``)
+    styles are recognised; the description is the text before the sections, and every
+    description has its line breaks and indentation folded into single spaces. A docstring
+    no style can read is all description."""
+    try:
+        parsed = docstring_parser.parse(doc)
+    except docstring_parser.ParseError:
+        return _fold(doc), {}
+    summary = " ".join(_fold(p) for p in (parsed.short_description, parsed.long_description) if p)
+    return summary, {p.arg_name.lstrip("*"): _fold(p.description or "") for p in parsed.params}
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
 
 
 _NUM = r"(-?\d+(?:\.\d+)?)"

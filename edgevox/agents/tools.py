@@ -1,7 +1,7 @@
 """Tools: plain Python functions an agent may call, described by a JSON schema.
 
-``@tool`` reads the function's type hints and its Google-style docstring and
-builds a :class:`Tool`: a name, a description, a JSON schema of the arguments
+``@tool`` reads the function's type hints and its docstring (Google, NumPy or reST
+style) and builds a :class:`Tool`: a name, a description, a JSON schema of the arguments
 and the function.
 
 A parameter with a default is optional; the default is recorded in the schema.

@@ -152,6 +152,33 @@ def test_google_docstring_sections_and_toolbox_rejects_duplicates():
         ToolBox([move, move])
 
 
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "Drive.\n\nParameters\n----------\ndistance_m : float\n    Distance in metres,\n    -5 to 5.\n",
+        "Drive.\n\n:param distance_m: Distance in metres,\n    -5 to 5.\n:returns: what happened\n",
+        "Drive.\n\nArgs:\n    distance_m (float): Distance in metres,\n        -5 to 5.\n",
+    ],
+    ids=["numpy", "rest", "google"],
+)
+def test_numpy_rest_and_google_docstrings_describe_and_bound_the_parameters(doc):
+    def drive(distance_m: float) -> str:
+        return "ok"
+
+    drive.__doc__ = doc
+    built = ToolBox([drive]).get("drive")
+    assert built is not None and built.description == "Drive."
+    assert built.parameters["properties"]["distance_m"] == {
+        "type": "number",
+        "description": "Distance in metres, -5 to 5.",
+        "minimum": -5,
+        "maximum": 5,
+    }
+    assert built.invoke({"distance_m": 6}).error == (
+        "tool 'drive' argument 'distance_m': expected a number <= 5 (maximum), got 6"
+    )
+
+
 # --- values that reach actuators: finite numbers and bounds -------------------------------------
 
 
