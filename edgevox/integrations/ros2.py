@@ -237,7 +237,15 @@ class Ros2Bridge:
     def _stop_service(self, _request: Any, response: Any) -> Any:
         """Executor thread: the safety stop, answered with what it stopped (``std_srvs/Trigger``)."""
         reason = f"ROS 2 stop service {resolve_topic(self.config.namespace, self.config.topics.stop)}"
-        response.success, response.message = True, self.safety_stop(reason)
+        try:
+            response.success, response.message = True, self.safety_stop(reason)
+        except Exception as exc:  # noqa: BLE001 - an exception would end the executor's spin
+            self.core.cancel_goals(reason)  # whatever failed, the goals started here stop
+            log.error("ROS 2 stop service: %r", exc)
+            response.success, response.message = (
+                False,
+                f"stop failed: {exc}; goals started through the bridge were cancelled",
+            )
         return response
 
     def safety_stop(self, reason: str) -> str:
@@ -297,7 +305,10 @@ class Ros2Bridge:
         if collector is None or publisher is None:
             return
         collector.hardware_id = self.hardware_id
-        publisher.publish(to_message(collector.statuses(), self.hardware_id, self.node.get_clock().now().to_msg()))
+        try:
+            publisher.publish(to_message(collector.statuses(), self.hardware_id, self.node.get_clock().now().to_msg()))
+        except Exception as exc:  # noqa: BLE001 - an exception would end the executor's spin
+            log.warning("ROS 2 diagnostics not published: %r", exc)
 
     def set_diagnostics_period(self, period_s: float | None) -> None:
         """Publish diagnostics every ``period_s`` seconds from now on (None: stop publishing)."""

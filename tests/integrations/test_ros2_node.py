@@ -129,11 +129,13 @@ def test_a_managed_node_is_configured_activated_stopped_deactivated_and_cleaned_
     assert host.wait(20) == 0, host.stderr()  # the shutdown transition ends `edgevox ros2`
 
 
-def test_a_plain_node_declares_parameters_refuses_read_only_ones_and_answers_the_stop_service(
+def test_a_plain_node_reads_a_parameter_file_refuses_read_only_keys_and_answers_the_stop_service(
     ros_env, tmp_path, child_process
 ):
     ns = "/test/edgevox_plain"
-    start_node(child_process, tmp_path, ros_env, ns, "--ros-args", "-p", "llm.max_tokens:=64")
+    params = tmp_path / "params.yaml"  # a ROS parameter file: nested keys are the dotted names
+    params.write_text("/**:\n  ros__parameters:\n    llm:\n      max_tokens: 64\n", encoding="utf-8")
+    start_node(child_process, tmp_path, ros_env, ns, "--ros-args", "--params-file", str(params))
     client = child_process([PYTHON, str(HERE / "ros2_node_client.py"), "--namespace", ns])
     ask(client, "ready", "READY")
     params = ask(client, "get llm.max_tokens safety.stop_phrases bridges.ros2.diagnostics_period_s", "PARAMS")
