@@ -120,20 +120,24 @@ def cmd_ros2(args: argparse.Namespace) -> int:
     source = ConfigSource(args.config, overrides(args))
     kind = Ros2LifecycleAppNode if args.lifecycle else Ros2AppNode
     host = kind(source, ros_args=args.ros_args or [])
-    previous = {sig: signal.signal(sig, lambda _s, _f: host.finished.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        host.start()
-        section = host.config.bridges.ros2
-        state = "unconfigured (managed: configure, then activate)" if args.lifecycle else "running"
-        print(
-            f"edgevox: ros2 node {section.namespace}/{section.node_name} {state}; Ctrl-C stops it",
-            file=sys.stderr,
-            flush=True,
-        )
-        host.finished.wait()
+        host.start()  # Ctrl-C while the models load: KeyboardInterrupt (exit 130), what started is stopped
+        handlers = {
+            sig: signal.signal(sig, lambda _s, _f: host.finished.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            section = host.config.bridges.ros2
+            state = "unconfigured (managed: configure, then activate)" if args.lifecycle else "running"
+            print(
+                f"edgevox: ros2 node {section.namespace}/{section.node_name} {state}; Ctrl-C stops it",
+                file=sys.stderr,
+                flush=True,
+            )
+            host.finished.wait()
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         report = host.stop()
     if not report:
         print(f"edgevox: stopped, {report}", file=sys.stderr)
