@@ -62,7 +62,7 @@ def import_ref(ref: str, *, where: str) -> Any:
     module_name, _, attr_path = ref.partition(":")
     if not module_name or not attr_path:
         raise ConfigError(f"{where}: {ref!r} is not a 'package.module:attribute' reference")
-    folders = _search_path()
+    folders = [] if module_name in sys.modules else _search_path()  # imported already: nothing to look for
     try:
         with _on_sys_path(folders):
             return pkgutil.resolve_name(ref)
@@ -105,6 +105,9 @@ def _search_path() -> list[str]:
 
 @contextlib.contextmanager
 def _on_sys_path(folders: list[str]) -> Iterator[None]:
+    if not folders:
+        yield
+        return
     with _PATH_LOCK:
         present = {os.path.abspath(p or os.curdir) for p in sys.path}
         added = [f for f in folders if f not in present]
