@@ -106,21 +106,12 @@ class ConsoleView(StatusView):
         self._write_plain(text)
 
     def _finish(self, event: Any) -> None:
-        st = self.state
         turn_id = int(event.turn_id or 0)
-        turn = st.turns.get(turn_id)
-        if self.live_mode or turn is None or turn_id not in self._streamed:
+        if self.live_mode or turn_id not in self._streamed:
             super()._finish(event)  # nothing streamed: the whole reply line at once
             return
         self._streamed.discard(turn_id)
-        st.turns.pop(turn_id, None)
-        latency = turn.first_output_at - turn.started_at if turn.first_output_at and turn.started_at else None
-        if latency is not None:
-            st.last_latency_s = latency
-        if st.speaking_turn == turn_id:
-            st.speaking_turn = 0
-        st.phase = st.idle_phase()
-        self.finished_turns += 1
+        turn, latency = self._close_turn(event)
         if self._open_turn != turn_id:  # a tool or skill line came after its last words
             self._end_open_line()
             self._write(Text(f"{self.name}: ...", style="bold green"))

@@ -187,16 +187,8 @@ class StatusView:
         st.phase = "thinking"
 
     def _finish(self, event: Any) -> None:
-        st = self.state
-        turn = st.turns.pop(int(event.turn_id or 0), None) or TurnView(event.turn_id)
+        turn, latency = self._close_turn(event)
         reply = event.reply_text or turn.reply
-        latency = turn.first_output_at - turn.started_at if turn.first_output_at and turn.started_at else None
-        if latency is not None:
-            st.last_latency_s = latency
-        if st.speaking_turn == turn.turn_id:
-            st.speaking_turn = 0
-        st.phase = st.idle_phase()
-        self.finished_turns += 1
         line = Text()
         if turn.transcript and not turn.you_shown:
             line.append_text(self._you_line(turn.transcript))
@@ -205,6 +197,19 @@ class StatusView:
         line.append(reply.strip() or "(no reply)")
         line.append_text(self._turn_suffix(event, turn, latency))
         self._print(line)
+
+    def _close_turn(self, event: Any) -> tuple[TurnView, float | None]:
+        """Forget a finished turn; its view and latency (seconds, None when unknown)."""
+        st = self.state
+        turn = st.turns.pop(int(event.turn_id or 0), None) or TurnView(event.turn_id)
+        latency = turn.first_output_at - turn.started_at if turn.first_output_at and turn.started_at else None
+        if latency is not None:
+            st.last_latency_s = latency
+        if st.speaking_turn == turn.turn_id:
+            st.speaking_turn = 0
+        st.phase = st.idle_phase()
+        self.finished_turns += 1
+        return turn, latency
 
     @staticmethod
     def _you_line(transcript: str) -> Text:
