@@ -320,3 +320,4 @@ def _as_json(result: SttEvalResult, args: argparse.Namespace, vocab_size: int) -
 
 
 import edgevox.cli.eval_endpoint  # noqa: E402, F401  (registers `eval endpoint`)
+import edgevox.cli.eval_wake  # noqa: E402, F401  (registers `eval wake`)

@@ -11,6 +11,11 @@ into frames, applies the echo guard (:mod:`edgevox.voice.echo`) and feeds the
 * ``SegmentResume`` - the speculative turn of this utterance is stale: discarded;
 * ``SegmentEnd`` - ``SpeechEnded`` and a final utterance for the STT thread.
 
+With a wake word (:mod:`edgevox.voice.wake`), a :class:`~edgevox.voice.wake.WakeGate` decides
+per utterance: one that starts asleep publishes nothing and is dropped, or is transcribed for
+the stop check alone (as an echo is); asleep, each frame also goes to the detector, and the
+wake word cuts the utterance it ended in (:meth:`Segmenter.cut`) and plays the cue.
+
 Device loss (``AudioIn.read`` raising, or no audio for ``input_stall_s``) reopens the
 input with back-off until it works or the loop stops. End of input (``EOFError``, a WAV
 file) flushes the segmenter, publishes ``InputEnded`` and ends the thread.
@@ -30,6 +35,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from edgevox.engines.base import VAD, AudioIn, AudioOut
 from edgevox.engines.resample import Resampler
 from edgevox.errors import AudioDeviceError
+from edgevox.runtime.events import ErrorEvent
 from edgevox.voice.echo import rms
 from edgevox.voice.endpoint import classify_ending
 from edgevox.voice.events import AudioDevice, InputEnded, SpeechEnded, SpeechStarted
@@ -43,6 +49,7 @@ from edgevox.voice.segmenter import (
     SegmentStart,
 )
 from edgevox.voice.speaker import Speaker
+from edgevox.voice.wake import Wake, WakeGate
 
 if TYPE_CHECKING:
     from edgevox.voice.settings import VoiceSettings
@@ -68,6 +75,8 @@ class Capture:
         settings: VoiceSettings,
         *,
         barge_in: Callable[[float], object],
+        wake: Wake | None = None,
+        something_running: Callable[[], bool] = lambda: False,
     ) -> None:
         self.q = queues
         self.vad = vad
@@ -78,6 +87,8 @@ class Capture:
         self._barge_in = barge_in
         self.device_reopens = 0
         self._segmenter: Segmenter | None = None
+        self.wake = wake
+        self._something_running = something_running
 
     def run(self) -> None:
         """Capture thread: read blocks, VAD, segment; barge in; reopen a lost device."""
@@ -96,13 +107,16 @@ class Capture:
         last_playing = 0.0
         utt_turn_id = 0
         utt_echo = False
+        utt_heard = True  # False: started asleep, dropped untranscribed (wake word)
+        utt_gated = False  # started asleep: never a turn
+        gate = WakeGate(self.wake, q.publish) if self.wake is not None else None
         guard = settings.echo_guard
         while not q.stopping.is_set():
             try:
                 block = self.audio_in.read(settings.read_timeout_s)
             except EOFError:
                 end = segmenter.flush()
-                if end is not None:
+                if end is not None and utt_heard:
                     self._end_utterance(utt_turn_id, end, utt_echo)
                 q.publish(InputEnded())
                 q.input_done.set()
@@ -128,18 +142,30 @@ class Capture:
             now = time.time()
             for frame, frame_end in splitter.push(block, now):
                 speaking = self.speaker.speaking
-                if speaking or self.audio_out.playing:
+                if speaking or (self.audio_out.playing and not (gate is not None and now_mono < gate.cue_until)):
                     last_playing = now_mono
                 echo = speaking or (now_mono - last_playing) * 1000 < settings.echo_tail_ms
                 voiced = self.vad.is_speech(frame)
                 if voiced and echo and guard == "energy_gate":
                     reference = self.speaker.echo_level(settings.energy_gate_window_ms)
                     voiced = rms(frame) > settings.energy_gate_ratio * reference
+                if gate is not None:
+                    busy = speaking or bool(q.turns) or q.current is not None or (segmenter.in_speech and not utt_gated)
+                    if not gate.listening(now_mono, busy) and gate.detect(frame, frame_end) is not None:
+                        if segmenter.in_speech and utt_heard:  # the wake word's own utterance: not a turn
+                            q.publish(SpeechEnded(turn_id=utt_turn_id, last_voiced_at=frame_end, ignored=True))
+                        segmenter.cut(gate.keep_frames(seg_settings.frame_ms))
+                        q.capture_turn_id = 0
+                        self._play_cue(gate, now_mono)
                 event = segmenter.process(frame, voiced, frame_end)
                 if isinstance(event, SegmentStart):
                     utt_turn_id = next(q.ids)
                     q.capture_turn_id = utt_turn_id
-                    utt_echo = echo and guard == "half_duplex"
+                    utt_gated = gate is not None and not gate.awake
+                    utt_heard = not utt_gated or (gate is not None and gate.checks_stops(self._something_running()))
+                    utt_echo = (echo and guard == "half_duplex") or utt_gated
+                    if not utt_heard:
+                        continue
                     q.publish(
                         SpeechStarted(
                             turn_id=utt_turn_id,
@@ -151,13 +177,14 @@ class Capture:
                     if speaking and not utt_echo and settings.barge_in:
                         self._barge_in(event.first_voiced_at)
                 elif isinstance(event, SegmentPause):
-                    if settings.speculative_stt:
+                    if settings.speculative_stt and not utt_gated:
                         self._speculate(utt_turn_id, event, utt_echo)
                 elif isinstance(event, SegmentResume):
                     q.discard_speculation(utt_turn_id)  # the user went on: the guess is stale
                 elif isinstance(event, SegmentEnd):
                     q.capture_turn_id = 0
-                    self._end_utterance(utt_turn_id, event, utt_echo)
+                    if utt_heard:
+                        self._end_utterance(utt_turn_id, event, utt_echo)
 
     def hint(self, turn_id: int, samples: int, text: str) -> None:
         """STT thread: the speculative transcript of ``samples`` of utterance ``turn_id``.
@@ -169,6 +196,19 @@ class Capture:
         if segmenter is not None and turn_id == self.q.capture_turn_id:
             ending = classify_ending(text)
             segmenter.hint(samples, ending.complete, statement=ending.statement)
+
+    def _play_cue(self, gate: WakeGate, now_mono: float) -> None:
+        """The wake word was heard: play the cue (queued on the output, returns at once); the
+        microphone does not count it as the robot's echo (the command may follow at once)."""
+        cue = gate.settings.cue
+        if cue is None:
+            return
+        try:
+            self.audio_out.write(cue)
+        except Exception as exc:  # noqa: BLE001 - a failed cue must not stop listening
+            self.q.publish(ErrorEvent(where="voice.wake_cue", error=repr(exc)))
+            return
+        gate.cue_until = now_mono + cue.shape[0] / self.audio_out.sample_rate_hz + 0.3  # + output latency
 
     def _reset(self, segmenter: Segmenter, splitter: FrameSplitter) -> None:
         """After a device reopen: forget the utterance in progress and the VAD's stream state."""

@@ -209,3 +209,31 @@ class InputEnded(VoiceEvent):
     """A finite input (a WAV file) is exhausted; the loop keeps processing what it queued."""
 
     kind: ClassVar[str] = "voice.input_ended"
+
+
+@dataclass(kw_only=True)
+class WakeDetected(VoiceEvent):
+    """The wake word was heard (``wake.model`` set): the conversation window opens for ``window_s``.
+
+    Followed by the command's ``SpeechStarted`` (same breath or later), and eventually by
+    :class:`WakeWindowClosed`. ``timestamp`` is when the frame that completed it was captured."""
+
+    kind: ClassVar[str] = "voice.wake_detected"
+    model: str = ""
+    """The detector's model (``okay_nabu``)."""
+    phrase: str = ""
+    """Its wake phrase (``Okay Nabu``)."""
+    probability: float = 0.0
+    """The smoothed detection probability (above the threshold)."""
+    window_s: float = 0.0
+    """How long the window stays open after the last speech, turn or reply, in seconds."""
+
+
+@dataclass(kw_only=True)
+class WakeWindowClosed(VoiceEvent):
+    """The conversation window closed (``window_s`` with no speech, turn or reply): asleep
+    again, only the wake word (or a stop phrase) is listened for."""
+
+    kind: ClassVar[str] = "voice.wake_window_closed"
+    open_s: float = 0.0
+    """How long the window was open, in seconds."""

@@ -74,7 +74,7 @@ the case for the first chunk), the turn thread stops pulling tokens from the
 agent, so the LLM is idle and TTS gets the cores; generation resumes as soon as
 the chunk is written.
 
-Echo guard: see :mod:`edgevox.voice.echo`.
+Echo guard: see :mod:`edgevox.voice.echo`. Wake word (``wake``, optional): :mod:`edgevox.voice.wake`.
 
 Device loss: ``AudioIn.read`` raising :class:`AudioDeviceError`, or no audio for
 ``input_stall_s``, makes the capture thread publish ``AudioDevice(state="lost")``,
@@ -106,6 +106,7 @@ from edgevox.voice.speaker import Speaker
 from edgevox.voice.stop_phrases import StopPhraseMatcher
 from edgevox.voice.transcriber import Transcriber, speakable
 from edgevox.voice.turns import BARGE_IN_REASON, CONFIRM_AGAIN_AFTER_S, STOP_REASON, Turns
+from edgevox.voice.wake import Wake
 
 __all__ = [
     "BARGE_IN_REASON",
@@ -142,6 +143,7 @@ class VoiceLoop:
         *,
         context: AgentContext | None = None,
         name: str = "voice",
+        wake: Wake | None = None,
     ) -> None:
         self.bus = bus
         self.vad = vad
@@ -189,6 +191,8 @@ class VoiceLoop:
             self.speaker,
             settings,
             barge_in=lambda at: self._turns.interrupt_current(at, announce=True),
+            wake=wake,
+            something_running=lambda: len(self.activities) > 0,
         )
         self._transcriber = Transcriber(
             self._q,

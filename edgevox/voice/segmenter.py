@@ -243,6 +243,14 @@ class Segmenter:
         self._pause_samples = 0
         self._hint = None
 
+    def cut(self, keep_frames: int) -> None:
+        """Drop the utterance in progress unreported (a wake word just ended in it): its last
+        ``keep_frames`` frames become the pre-roll of the next start, so a command said in the
+        same breath starts a new utterance with its onset kept."""
+        recent = (self._frames if self._in_speech else list(self._ring))[-keep_frames:] if keep_frames > 0 else []
+        self.reset()
+        self._ring.extend(recent)
+
     def hint(self, pause_samples: int, complete: bool, *, statement: bool = False) -> None:
         """Any thread (the STT thread): the transcript of the :class:`SegmentPause` whose audio
         had ``pause_samples`` samples reads complete (end after ``end_silence_ms``) or not (hold
