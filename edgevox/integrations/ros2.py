@@ -37,8 +37,8 @@ from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros2BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
 from edgevox.integrations.ros2_diagnostics import DiagnosticsCollector, to_message
+from edgevox.integrations.ros2_stop import safety_stop
 from edgevox.integrations.ros_common import RosBridgeCore, TextHandler, resolve_topic
-from edgevox.runtime.events import Event, StopEvent
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
 if TYPE_CHECKING:
@@ -47,10 +47,6 @@ if TYPE_CHECKING:
     from edgevox.runtime.context import AgentContext
 
 log = logging.getLogger(__name__)
-
-STOP_REPORT_WAIT_S = 0.5
-"""How long the stop service waits for the voice loop's ``voice.stopped`` report (it normally
-comes before the ``control.stop`` publish returns; without a voice loop none comes)."""
 
 
 def import_rclpy(config: Ros2BridgeConfig) -> Any:
@@ -249,37 +245,8 @@ class Ros2Bridge:
         return response
 
     def safety_stop(self, reason: str) -> str:
-        """Run the safety stop from ROS: publish ``control.stop`` (the voice loop, the runtime and
-        every bridge act on it), cancel the goals started here, and say what was stopped."""
-        reports: list[Event] = []
-        got = threading.Event()
-
-        def seen(event: Event) -> None:
-            if getattr(event, "reason", "") == reason:
-                reports.append(event)
-                got.set()
-
-        goals = self.core.running_goal_skills()
-        sub = self.bus.subscribe("voice.stopped", seen, name="ros2-stop-service")
-        try:
-            self.core._publish(StopEvent(source="ros2", reason=reason))
-            got.wait(STOP_REPORT_WAIT_S)
-        finally:
-            sub.close()
-        self.core.cancel_goals(reason)
-        stopped = [f"goal {g} (skill {s})" for g, s in goals.items()]
-        ignored: list[str] = []
-        if reports:
-            report = reports[0]
-            stopped += [f"turn {t}" for t in getattr(report, "cancelled_turns", None) or []]
-            skills = {f"skill {s}" for s in goals.values()}
-            stopped += [c for c in getattr(report, "cancelled", None) or [] if c not in skills]
-            ignored = list(getattr(report, "ignored", None) or [])
-        message = f"stopped: {', '.join(stopped)}" if stopped else "stopped: nothing was running"
-        if ignored:
-            message += f"; still running (ignored the cancel): {', '.join(ignored)}"
-        log.info("ROS 2 stop service: %s", message)
-        return message
+        """Run the safety stop from ROS and say what it stopped (:func:`ros2_stop.safety_stop`)."""
+        return safety_stop(self.bus, self.core, reason)
 
     # -- diagnostics ---------------------------------------------------------------------------------
 

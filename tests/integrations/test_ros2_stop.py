@@ -1,0 +1,54 @@
+"""What the ROS stop service answers: the goals started through the bridge and what the voice
+loop's ``voice.stopped`` reports, each named once; without a voice loop, the goals alone."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from edgevox.agents.skills import GoalHandle, skill
+from edgevox.integrations.config import Ros2BridgeConfig
+from edgevox.integrations.ros2_stop import describe, safety_stop
+from edgevox.integrations.ros_common import RosBridgeCore
+from edgevox.runtime.bus import EventBus
+from edgevox.runtime.events import StopEvent
+from edgevox.voice.events import Stopped
+
+
+def test_the_answer_names_each_thing_stopped_once_and_what_ignored_the_cancel():
+    report = Stopped(cancelled_turns=[4], cancelled=["skill hold", "tool move"], ignored=["tool weld"])
+    assert describe({"g1": "hold"}, report) == (
+        "stopped: goal g1 (skill hold), turn 4, tool move; still running (ignored the cancel): tool weld"
+    )
+    assert describe({}, Stopped(cancelled_turns=[], cancelled=[])) == "stopped: nothing was running"
+
+
+def test_without_a_voice_loop_the_stop_cancels_the_bridge_goals_and_names_them():
+    bus = EventBus("stop-service")
+    running, cancelled = threading.Event(), threading.Event()
+
+    @skill
+    def hold(goal: GoalHandle) -> str:
+        """Hold position until cancelled."""
+        running.set()
+        try:
+            while True:
+                goal.sleep(0.05)
+        finally:
+            cancelled.set()
+
+    core = RosBridgeCore(bus, Ros2BridgeConfig(enabled=True), bridge="ros2", skills=[hold])
+    stops = []
+    bus.subscribe(StopEvent, stops.append)
+    core.start(wake=lambda: None)
+    try:
+        core.handle("/edgevox/skill/goal", json.dumps({"goal_id": "g1", "skill": "hold"}))
+        assert running.wait(5)
+        assert (
+            safety_stop(bus, core, "ROS 2 stop service /edgevox/stop", wait_s=0.05) == "stopped: goal g1 (skill hold)"
+        )
+        assert [s.reason for s in stops] == ["ROS 2 stop service /edgevox/stop"]
+        assert cancelled.wait(5)  # the body itself saw the cancel
+    finally:
+        assert core.stop(2.0)
+        bus.close()
