@@ -75,14 +75,14 @@ def per_call_us(fn: Any, items: list[Any], repeat: int) -> tuple[float, float]:
 
 
 def import_ms(statement: str) -> float:
+    """Milliseconds ``statement`` takes in a fresh process; NaN if it fails (not installed)."""
     out = subprocess.run(
         [sys.executable, "-c", f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        check=True,
     )
-    return float(out.stdout) * 1000
+    return float(out.stdout) * 1000 if out.returncode == 0 else float("nan")
 
 
 def row(label: str, old: float, new: float, unit: str) -> None:
@@ -93,7 +93,7 @@ def bench_speech(old: Any, repeat: int) -> None:
     new = importlib.import_module("edgevox.voice.speechtext")
     print("speech text (speechtext + spoken_numbers / num2words)")
     print(
-        f"  import num2words: {import_ms('import num2words'):.1f} ms; inflect (not used): {import_ms('import inflect'):.1f} ms"
+        f"  import num2words: {import_ms('import num2words'):.1f} ms; inflect (not used, nan = not installed): {import_ms('import inflect'):.1f} ms"
     )
     print(f"  import edgevox.voice.speechtext (fresh process): {import_ms('import edgevox.voice.speechtext'):.1f} ms")
     chunks = [REPLY_CHUNKS[i % len(REPLY_CHUNKS)] for i in range(1000)]
