@@ -45,6 +45,7 @@ from edgevox.config.build_orchestration import (
     wants_orchestration,
 )
 from edgevox.config.schema import AppConfig
+from edgevox.dashboard import make_dashboard
 from edgevox.errors import EdgeVoxError
 from edgevox.runtime.events import Event, InterruptEvent, StopEvent
 from edgevox.runtime.lifecycle import (
@@ -60,6 +61,7 @@ from edgevox.runtime.runtime import Runtime
 
 if TYPE_CHECKING:
     from edgevox.agents.base import Agent
+    from edgevox.dashboard.server import Dashboard
     from edgevox.orchestration.delegation import Delegator
     from edgevox.orchestration.delivery import DeliveryItem
     from edgevox.runtime.background import BackgroundAgent
@@ -113,6 +115,8 @@ class App:
         self._life = component_lifecycle(f"App {config.name!r}", noun="App")
         self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
         self._observers: list[Subscription] = []
+        self.dashboard: Dashboard | None = make_dashboard(config.dashboard, self) if config.dashboard.enabled else None
+        """The live web dashboard (``dashboard.enabled``); serving from :meth:`start`, ``dashboard.url``."""
 
     @property
     def state(self) -> ComponentState:
@@ -193,6 +197,8 @@ class App:
         self._life.to(ComponentState.STARTING, "start()")
         try:
             self.runtime.start()
+            if self.dashboard is not None:
+                self.dashboard.start()
             for _name, bridge in self.bridges:
                 bridge.start()
             if self.voice_activity is not None:
@@ -285,6 +291,8 @@ class App:
         parts["agents"] = _abandoned(*_close_agents(self.agents, left()))
         for obs in self._observers:
             obs.close()
+        if self.dashboard is not None:
+            parts["dashboard"] = self.dashboard.stop(left())
         parts["runtime"] = self.runtime.stop(left())
         self.stop_report = StopReport.nest(parts)
         self._life.to(ComponentState.STOPPED)

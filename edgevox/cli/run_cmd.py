@@ -81,6 +81,10 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE.wav", help="write the spoken reply to a WAV file (headless)")
     parser.add_argument("--say", metavar="TEXT", help="send one utterance as text, wait for the reply, then exit")
     parser.add_argument("--json", action="store_true", help="write every event as a JSON line to stdout")
+    parser.add_argument("--dashboard", action="store_true", help="serve the live web dashboard (its URL is printed)")
+    parser.add_argument(
+        "--dashboard-port", type=int, metavar="PORT", help="the dashboard's port (0 = any free port); implies --dashboard"
+    )
     parser.add_argument("--log-level", dest="run_log_level", metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
     parser.add_argument(
         "--realtime",
@@ -122,6 +126,10 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     level = getattr(args, "run_log_level", None)
     if level:
         out["logging.level"] = level.upper()
+    if getattr(args, "dashboard", False) or getattr(args, "dashboard_port", None) is not None:
+        out["dashboard.enabled"] = True
+    if getattr(args, "dashboard_port", None) is not None:
+        out["dashboard.port"] = args.dashboard_port
     return out
 
 
@@ -229,6 +237,8 @@ def _run(config: AppConfig, args: argparse.Namespace) -> int:
             app.start()
         except AudioDeviceError as exc:
             raise _explain_audio(exc, args.config) from None
+        if app.dashboard is not None:
+            err.print(f"dashboard: {app.dashboard.url}")
         if status is not None:
             status.start()
         code = _drive(app, config, args, stop_requested, out)

@@ -46,6 +46,7 @@ from edgevox.config.fields import (
     Threads,
     Tokens,
 )
+from edgevox.dashboard.config import DashboardConfig
 from edgevox.engines import audio_sounddevice, llm_llama_cpp, stt_faster_whisper, tts_piper, vad_silero, vad_webrtc
 from edgevox.integrations.config import BridgesConfig
 from edgevox.orchestration import workflows
@@ -609,6 +610,7 @@ class AppConfig(Section):
     )
     bridges: BridgesConfig = Field(default_factory=BridgesConfig, description="ROS 2, ROS 1 and Zenoh bridges.")
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="Runtime.")
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig, description="The live web dashboard.")
     logging: LoggingConfig = Field(default_factory=LoggingConfig, description="Logging.")
 
     @model_validator(mode="after")

@@ -162,3 +162,22 @@ def test_an_agent_built_bare_and_a_config_agent_get_the_same_system_prompt():
 
     assert LLMAgent("bare", llm=ScriptedLLM([])).instructions == _config_default("agent.instructions")
     assert AgentConfig().instructions == _config_default("agent.instructions")
+
+
+def _dashboard_pairs() -> list[tuple[str, Any, str]]:
+    from edgevox.dashboard.state import DashboardState
+
+    keys = ("max_events", "max_turns", "max_skills", "client_queue", "bus_queue")
+    return [(f"dashboard.{key}", DashboardState, key) for key in keys]
+
+
+@pytest.mark.parametrize(
+    ("key", "component", "param"), _dashboard_pairs(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_a_dashboard_default_is_the_default_of_the_dashboard_state(key, component, param):
+    assert _config_default(key) == _param_default(component, param)
+
+
+def test_the_dashboard_is_off_and_on_loopback_by_default():
+    d = AppConfig().dashboard
+    assert (d.enabled, d.host, d.port, d.allow_remote) == (False, "127.0.0.1", 8765, False)

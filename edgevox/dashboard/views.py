@@ -1,0 +1,131 @@
+"""JSON views of the App's parts for the dashboard page: events as log rows, the supervision
+tree, background agents, the blackboard, and any value made safe for the browser's JSON.
+
+Pure functions, stdlib only; each reads its part at the moment it is called (any thread).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from edgevox.runtime.events import Event
+
+if TYPE_CHECKING:
+    from edgevox.app import App
+
+_ENVELOPE = ("kind", "source", "session_id", "timestamp", "seq")
+MAX_TEXT = 400
+"""Longest string the page gets (event fields, blackboard values); longer ones are cut."""
+MAX_ITEMS = 50
+"""Most list items or mapping keys of one value the page gets."""
+MAX_KEYS = 200
+"""Most blackboard keys the page gets."""
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON the browser can parse: strings cut at :data:`MAX_TEXT`, containers at
+    :data:`MAX_ITEMS`, NaN and infinities as strings, anything else as its ``repr``."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…"
+    if depth >= 6:
+        return jsonable(repr(value), depth)
+    if isinstance(value, Mapping):
+        items = list(value.items())
+        out = {str(k): jsonable(v, depth + 1) for k, v in items[:MAX_ITEMS]}
+        if len(items) > MAX_ITEMS:
+            out["…"] = f"{len(items) - MAX_ITEMS} more"
+        return out
+    if isinstance(value, (list, tuple, set, frozenset, deque)):
+        seq = list(value)
+        out_list = [jsonable(v, depth + 1) for v in seq[:MAX_ITEMS]]
+        if len(seq) > MAX_ITEMS:
+            out_list.append(f"… {len(seq) - MAX_ITEMS} more")
+        return out_list
+    if hasattr(value, "to_dict"):
+        try:
+            return jsonable(value.to_dict(), depth + 1)
+        except Exception:  # noqa: BLE001 - a broken to_dict is shown as its repr
+            pass
+    return jsonable(repr(value), depth)
+
+
+def log_entry(event: Event) -> dict[str, Any]:
+    """One row of the event panel: envelope, the event's own fields and a one-line summary."""
+    data = event.to_dict()
+    fields = {k: jsonable(v) for k, v in data.items() if k not in _ENVELOPE}
+    shown = [f"{k}={_short(v)}" for k, v in fields.items() if v not in ("", None, [], {}, False)]
+    return {
+        "seq": event.seq,
+        "kind": event.kind,
+        "ts": event.timestamp,
+        "source": event.source,
+        "summary": " ".join(shown)[:MAX_TEXT],
+        "fields": fields,
+    }
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _state_name(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+def supervision_tree(app: App) -> dict[str, Any]:
+    sup = app.runtime.supervisor
+    children: list[dict[str, Any]] = [
+        {"name": "voice loop", "kind": "voice", "state": "running" if app.loop.running else "stopped"},
+        {
+            "name": f"supervisor {sup.name}",
+            "kind": "supervisor",
+            "state": _state_name(sup.state),
+            "restarts": sup.restart_count,
+            "strategy": sup.strategy,
+            "children": [
+                {"name": c.name, "kind": c.kind, "state": c.state, "restarts": c.restart_count}
+                for c in sup.which_children()
+            ],
+        },
+    ]
+    for name, bridge in app.bridges:
+        running = getattr(bridge, "running", None)
+        state = "running" if running is True else "stopped" if running is False else "unknown"
+        children.append({"name": f"bridge {name}", "kind": "bridge", "state": state})
+    if app.delivery is not None:
+        waiting = app.delivery.strategy.pending
+        children.append({"name": f"delivery ({waiting} waiting)", "kind": "worker", "state": _state_name(app.state)})
+    return {"name": f"App {app.config.name}", "kind": "app", "state": _state_name(app.state), "children": children}
+
+
+def background_row(bg: Any) -> dict[str, Any]:
+    return {
+        "name": bg.name,
+        "state": _state_name(bg.state),
+        "queued": bg.queued,
+        "max_queue": bg.max_queue,
+        "dropped": bg.dropped_events,
+        "stream_dropped": bg.dropped_stream_events,
+        "runs": bg.runs,
+        "restarts": bg.restart_count,
+        "last_error": repr(bg.last_error) if getattr(bg, "last_error", None) else "",
+    }
+
+
+def blackboard_view(app: App) -> dict[str, Any]:
+    if app.blackboard.closed:
+        return {}
+    values = app.blackboard.snapshot()
+    keys = sorted(values)[:MAX_KEYS]
+    return {k: jsonable(values[k]) for k in keys}
+
+
+__all__ = ["background_row", "blackboard_view", "jsonable", "log_entry", "supervision_tree"]
