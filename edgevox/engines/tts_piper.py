@@ -21,6 +21,17 @@ other sessions' work, median of 3, same run as the LLM figures): 595 / 639 ms fo
 threads shared, 1222 / 910 ms with one more busy core; a second run 476 / 487 and
 414 / 386 ms.
 
+Level: Piper scales every sentence so its peak is exactly full scale
+(``SynthesisConfig.normalize_audio``), so each sentence gets its own gain and every
+reply has samples at +-1.0. We turn that off and apply one fixed gain to every
+sentence (``gain_db``; ``tts.gain_db``), then a look-ahead peak limiter
+(:mod:`edgevox.engines.limiter`; ``tts.limiter``) keeps peaks under -1 dBFS without
+clipping. Piper multiplies by ``SynthesisConfig.volume`` and clips to +-1 before we
+see the audio, so we ask it for the audio at -24 dB (:data:`_PIPER_VOLUME`, far from
+its clip) and apply the rest of the gain here. Measured on ``piper-joe-medium``: raw
+sentence peaks 0.51-0.71 (-3 to -6 dBFS), so at the default 0 dB the limiter rarely
+acts; normalisation had scaled sentences by +2.9 to +5.8 dB each.
+
 Device: ``device="auto"`` uses onnxruntime's CUDA provider when it is offered (the
 ``onnxruntime-gpu`` package), with the CPU provider behind it for operators CUDA
 lacks; ``"cuda"`` without it is a :class:`ModelError`. :attr:`PiperTTS.device` is what
@@ -45,12 +56,23 @@ import numpy as np
 
 from edgevox.engines._util import require
 from edgevox.engines.device import GPU_DOCS, onnx_providers, onnx_providers_available, onnx_threads
+from edgevox.engines.limiter import CEILING, db_to_gain, limit
 from edgevox.errors import EngineError, ModelError
 
 _log = logging.getLogger(__name__)
 
 DEFAULT_VOICE: Final = "piper-joe-medium"
 """The embedded default voice; the config schema's ``tts.voice`` default."""
+
+DEFAULT_GAIN_DB: Final = 0.0
+"""Output gain in dB on the voice's own level (no per-sentence normalisation); ``tts.gain_db``."""
+
+GAIN_DB_RANGE: Final = (-40.0, 20.0)
+"""Accepted ``gain_db`` values (inclusive)."""
+
+_PIPER_VOLUME: Final = 1 / 16
+"""What Piper multiplies by before its clip to +-1 (-24 dB): raw peaks would have to be 16x
+full scale to be clipped there; the rest of the gain is applied after synthesis."""
 
 
 def _device_used(session: Any, wanted: str, asked: str) -> str:
@@ -79,9 +101,13 @@ class PiperTTS:
         device: str = "auto",
         spin: bool = False,
         length_scale: float | None = None,
-        volume: float = 1.0,
         speaker_id: int | None = None,
+        gain_db: float = DEFAULT_GAIN_DB,
+        limiter: bool = True,
     ) -> None:
+        lo, hi = GAIN_DB_RANGE
+        if isinstance(gain_db, bool) or not isinstance(gain_db, (int, float)) or not lo <= gain_db <= hi:
+            raise ValueError(f"PiperTTS(gain_db={gain_db!r}): must be a number of dB from {lo:g} to {hi:g}")
         num_threads = onnx_threads(num_threads)
         piper = require("piper", package="piper-tts", extra="tts", purpose="speech synthesis")
         ort = require("onnxruntime", package="onnxruntime", extra="tts", purpose="speech synthesis")
@@ -111,7 +137,14 @@ class PiperTTS:
         """Where the voice runs: ``"cpu"`` or ``"cuda"`` (what the session got, not what was asked)."""
         self.num_threads = num_threads
         self._voice = piper.PiperVoice(session=session, config=config)
-        self._syn_config = SynthesisConfig(speaker_id=speaker_id, length_scale=length_scale, volume=volume)
+        self._syn_config = SynthesisConfig(
+            speaker_id=speaker_id, length_scale=length_scale, normalize_audio=False, volume=_PIPER_VOLUME
+        )
+        self.gain_db = float(gain_db)
+        """Output gain in dB applied to every sentence alike."""
+        self.limiter = bool(limiter)
+        """Whether peaks are limited to -1 dBFS (else samples beyond full scale are clipped)."""
+        self._gain = db_to_gain(self.gain_db) / _PIPER_VOLUME
         self.sample_rate_hz = int(config.sample_rate)
         self._lock = threading.Lock()
         _log.info("TTS %s: %s", self.model_path.name, self.describe())
@@ -125,6 +158,13 @@ class PiperTTS:
         for _ in self.synthesize("Okay."):
             pass
 
+    def _level(self, audio: np.ndarray) -> np.ndarray:
+        """The fixed gain, then the limiter (or a clip to full scale without it)."""
+        audio = audio * np.float32(self._gain)
+        if self.limiter:
+            return limit(audio, self.sample_rate_hz, ceiling=CEILING)
+        return np.clip(audio, -1.0, 1.0)
+
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         """Yield float32 mono audio at :attr:`sample_rate_hz`, one array per sentence."""
         if not text or not text.strip():
@@ -134,6 +174,6 @@ class PiperTTS:
                 for chunk in self._voice.synthesize(text, syn_config=self._syn_config):
                     audio = np.asarray(chunk.audio_float_array, dtype=np.float32).reshape(-1)
                     if audio.size:
-                        yield audio
+                        yield self._level(audio)
             except (RuntimeError, ValueError) as exc:
                 raise EngineError(f"Piper failed to synthesize {text[:60]!r}: {exc}") from exc

@@ -33,3 +33,65 @@ def test_the_voice_says_where_it_runs():
     assert (tts.device, tts.describe()) == ("cpu", "cpu, 1 threads")
     auto = PiperTTS("piper-joe-medium")
     assert auto.device == ("cuda" if "CUDAExecutionProvider" in onnxruntime.get_available_providers() else "cpu")
+
+
+SHORT = "Okay."
+LONG = "The kitchen is on the left, past the living room, and the charging dock is next to the fridge."
+
+
+def _level_db(tts, text: str, runs: int = 3) -> tuple[float, float]:
+    """Median RMS level (dBFS) and largest peak over a few syntheses (Piper's noise varies each run)."""
+    levels, peak = [], 0.0
+    for _ in range(runs):
+        audio = np.concatenate(list(tts.synthesize(text)))
+        levels.append(20 * np.log10(np.sqrt(np.mean(audio**2))))
+        peak = max(peak, float(np.max(np.abs(audio))))
+    return float(np.median(levels)), peak
+
+
+def test_replies_stay_under_full_scale_with_no_clipped_samples(piper_tts):
+    """Piper used to scale every sentence to a peak of exactly 1.0 (with samples at +-1.0)."""
+    from edgevox.engines.limiter import CEILING
+
+    assert (piper_tts.gain_db, piper_tts.limiter) == (0.0, True)
+    for text in (SHORT, "Stop!", LONG, "Hello there. I am a robot. How can I help?"):
+        for chunk in piper_tts.synthesize(text):
+            assert np.max(np.abs(chunk)) <= CEILING < 1.0
+            assert not np.any(np.abs(chunk) >= 1.0)
+
+
+def test_a_short_and_a_long_sentence_come_out_at_the_same_level(piper_tts):
+    """One gain for every sentence: Piper's per-sentence normalisation put these two ~2 dB apart
+    (measured: "Okay." -19.8 dBFS, the long sentence -21.7); the voice itself says both at ~-25."""
+    short_db, _ = _level_db(piper_tts, SHORT)
+    long_db, _ = _level_db(piper_tts, LONG)
+    assert abs(short_db - long_db) < 1.5
+    assert -30 < long_db < -20
+
+
+def test_the_gain_is_respected_and_the_limiter_holds_loud_settings(piper_tts):
+    from edgevox.engines.limiter import CEILING
+    from edgevox.engines.tts_piper import PiperTTS
+
+    base_db, _ = _level_db(piper_tts, LONG)
+    quiet_db, quiet_peak = _level_db(PiperTTS("piper-joe-medium", gain_db=-6.0), LONG)
+    assert quiet_db - base_db == pytest.approx(-6.0, abs=1.0)
+    assert quiet_peak < 0.5
+    loud_db, loud_peak = _level_db(PiperTTS("piper-joe-medium", gain_db=12.0), LONG)
+    assert loud_peak <= CEILING
+    assert 7.0 < loud_db - base_db < 12.5  # louder, by less than 12 dB where the peaks were held down
+
+
+def test_without_the_limiter_loud_audio_is_clipped_at_full_scale(piper_tts):
+    from edgevox.engines.tts_piper import PiperTTS
+
+    _, peak = _level_db(PiperTTS("piper-joe-medium", gain_db=12.0, limiter=False), LONG, runs=1)
+    assert peak == 1.0
+
+
+@pytest.mark.parametrize("gain_db", [-41.0, 20.5, float("nan"), "loud", True])
+def test_a_bad_gain_is_refused_before_the_voice_loads(gain_db):
+    from edgevox.engines.tts_piper import PiperTTS
+
+    with pytest.raises(ValueError, match="gain_db"):
+        PiperTTS("no-such-voice", gain_db=gain_db)
