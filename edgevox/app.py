@@ -44,6 +44,8 @@ from edgevox.config.build_orchestration import (
     make_orchestration,
     wants_orchestration,
 )
+from edgevox.config.loader import config_folder
+from edgevox.config.refs import search_folders
 from edgevox.config.schema import AppConfig
 from edgevox.dashboard import make_dashboard
 from edgevox.errors import EdgeVoxError
@@ -126,7 +128,13 @@ class App:
 
     @classmethod
     def build(cls, config: AppConfig, *, on_progress: Progress | None = None, engines: Engines | None = None) -> App:
-        """Load the engines and build every part (caller's thread; loading models takes seconds)."""
+        """Load the engines and build every part (caller's thread; loading models takes seconds).
+        ``module:function`` references are also looked for beside the config file (:mod:`edgevox.config.refs`)."""
+        with search_folders(config_folder(config)):
+            return cls._build(config, on_progress, engines)
+
+    @classmethod
+    def _build(cls, config: AppConfig, on_progress: Progress | None, engines: Engines | None) -> App:
         step = Steps(on_progress)
         built = wiring.make_engines(config, engines, step=step)
         delegator = make_delegator(config.orchestration, {n: c.delegates for n, c in config.agents.items()})
