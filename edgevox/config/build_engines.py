@@ -202,6 +202,8 @@ def make_tts(cfg: TTSConfig) -> TTS:
         speaker_id=cfg.speaker_id,
         num_threads=cfg.threads,
         device=cfg.device,
+        gain_db=cfg.gain_db,
+        limiter=cfg.limiter,
         **cfg.options,
     )
 

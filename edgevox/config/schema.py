@@ -204,6 +204,14 @@ class TTSConfig(Section):
         "auto",
         description="Where Piper runs: `auto` uses CUDA when onnxruntime offers its CUDA provider (the `onnxruntime-gpu` package), else the CPU; `cuda` fails at startup without it.",
     )
+    gain_db: Annotated[StrictFloat, Field(ge=tts_piper.GAIN_DB_RANGE[0], le=tts_piper.GAIN_DB_RANGE[1])] = Field(
+        tts_piper.DEFAULT_GAIN_DB,
+        description="Output gain in dB, the same for every sentence (Piper's per-sentence normalisation to full scale is off). 0 = the voice's own level (`piper-joe-medium` peaks at -3 to -6 dBFS).",
+    )
+    limiter: StrictBool = Field(
+        True,
+        description="Keep peaks under -1 dBFS with a look-ahead limiter (20 ms ramps, no clipped samples); `false` clips samples beyond full scale.",
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the engine.")
 
 

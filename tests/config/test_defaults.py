@@ -52,6 +52,8 @@ def _engine_pairs() -> list[tuple[str, Any, str]]:
         ("tts.speaker_id", PiperTTS, "speaker_id"),
         ("tts.threads", PiperTTS, "num_threads"),
         ("tts.device", PiperTTS, "device"),
+        ("tts.gain_db", PiperTTS, "gain_db"),
+        ("tts.limiter", PiperTTS, "limiter"),
         ("vad.aggressiveness", WebRtcVAD, "aggressiveness"),
         ("vad.frame_ms", WebRtcVAD, "frame_ms"),
         ("vad.silero_threshold", ConfirmedVAD, "threshold"),

@@ -95,3 +95,23 @@ def test_a_bad_gain_is_refused_before_the_voice_loads(gain_db):
 
     with pytest.raises(ValueError, match="gain_db"):
         PiperTTS("no-such-voice", gain_db=gain_db)
+
+
+@pytest.mark.parametrize("value", ["30", "-50", "loud", "true"])
+def test_a_bad_tts_gain_in_a_config_is_an_error_at_load_naming_the_key(value):
+    from edgevox.config.loader import parse_config
+    from edgevox.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"tts\.gain_db"):
+        parse_config(f"tts:\n  gain_db: {value}\n", source="robot.yaml")
+    with pytest.raises(ConfigError, match=r"tts\.limiter"):
+        parse_config("tts:\n  limiter: maybe\n", source="robot.yaml")
+
+
+def test_the_config_keys_reach_the_voice():
+    from edgevox.config.build_engines import make_tts
+    from edgevox.config.loader import parse_config
+
+    config = parse_config("tts:\n  gain_db: -3.5\n  limiter: false\n", source="robot.yaml")
+    tts = make_tts(config.tts)
+    assert (tts.gain_db, tts.limiter) == (-3.5, False)
