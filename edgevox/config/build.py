@@ -323,6 +323,7 @@ def make_voice_loop(app: AppConfig, runtime: Runtime, engines: LoadedEngines, ag
     Turns run in a context of the runtime: the shared blackboard and its activity registry,
     so a stop from any source reaches what every turn started.
     """
+    from edgevox.config.build_wake import make_wake
     from edgevox.voice.chunker import ChunkerSettings
     from edgevox.voice.loop import VoiceLoop
     from edgevox.voice.segmenter import SegmenterSettings
@@ -357,6 +358,7 @@ def make_voice_loop(app: AppConfig, runtime: Runtime, engines: LoadedEngines, ag
         input_stall_s=2.0 if live_input else None,
     )
     context = runtime.pool.make_ctx(session_id=app.voice.session_id, agent_name=agent.name)
+    wake = make_wake(app, engines) if app.wake.model and app.audio.input.source != "text" else None
     return VoiceLoop(
         runtime.bus,
         engines.vad,
@@ -368,6 +370,7 @@ def make_voice_loop(app: AppConfig, runtime: Runtime, engines: LoadedEngines, ag
         settings,
         context=context,
         name=app.name,
+        wake=wake,
     )
 
 

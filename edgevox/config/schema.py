@@ -32,7 +32,16 @@ from __future__ import annotations
 import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from edgevox.agents import llm_agent
 from edgevox.config.fields import (
@@ -51,6 +60,7 @@ from edgevox.engines import audio_sounddevice, llm_llama_cpp, stt_faster_whisper
 from edgevox.integrations.config import BridgesConfig
 from edgevox.orchestration import workflows
 from edgevox.orchestration.config import OrchestrationConfig, ToolLimitsSection
+from edgevox.voice.wake_config import WakeConfig
 
 # --- shared types ------------------------------------------------------------------------------
 
@@ -602,6 +612,7 @@ class AppConfig(Section):
     audio: AudioConfig = Field(default_factory=AudioConfig, description="Audio input and output.")
     voice: VoiceConfig = Field(default_factory=VoiceConfig, description="Turn taking.")
     safety: SafetyConfig = Field(default_factory=SafetyConfig, description="Safety stop.")
+    wake: WakeConfig = Field(default_factory=WakeConfig, description="Optional offline wake word.")
     agents: dict[Name, AgentConfig] = Field(
         default_factory=lambda: {"assistant": AgentConfig()},
         description="LLM agents by name.",
@@ -620,6 +631,9 @@ class AppConfig(Section):
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="Runtime.")
     dashboard: DashboardConfig = Field(default_factory=DashboardConfig, description="The live web dashboard.")
     logging: LoggingConfig = Field(default_factory=LoggingConfig, description="Logging.")
+    _folder: str | None = PrivateAttr(None)
+    """The config file's folder, set by ``load_config``: ``module:function`` references are also
+    looked for there (:mod:`edgevox.config.refs`). Not a key of the file."""
 
     @model_validator(mode="after")
     def _names_resolve(self) -> AppConfig:

@@ -30,6 +30,7 @@ def _engine_pairs() -> list[tuple[str, Any, str]]:
     from edgevox.engines.tts_piper import PiperTTS
     from edgevox.engines.vad_silero import ConfirmedVAD
     from edgevox.engines.vad_webrtc import WebRtcVAD
+    from edgevox.engines.wake_micro import MicroWakeWordDetector
 
     return [
         ("stt.model", FasterWhisperSTT, "model"),
@@ -61,6 +62,8 @@ def _engine_pairs() -> list[tuple[str, Any, str]]:
         ("audio.input.latency", SoundDeviceIn, "latency"),
         ("audio.output.block_ms", SoundDeviceOut, "block_ms"),
         ("audio.output.latency", SoundDeviceOut, "latency"),
+        ("wake.threshold", MicroWakeWordDetector, "threshold"),
+        ("wake.sliding_window", MicroWakeWordDetector, "sliding_window"),
     ]
 
 
@@ -68,6 +71,7 @@ def _voice_pairs() -> list[tuple[str, Any, str]]:
     from edgevox.voice.chunker import ChunkerSettings
     from edgevox.voice.segmenter import SegmenterSettings
     from edgevox.voice.settings import VoiceSettings
+    from edgevox.voice.wake import WakeSettings
 
     return [
         ("voice.barge_in", VoiceSettings, "barge_in"),
@@ -85,6 +89,9 @@ def _voice_pairs() -> list[tuple[str, Any, str]]:
         ("endpointing.min_speech_ms", SegmenterSettings, "min_speech_ms"),
         ("endpointing.max_utterance_s", SegmenterSettings, "max_utterance_s"),
         ("endpointing.pause_ms", SegmenterSettings, "pause_ms"),
+        ("wake.window_s", WakeSettings, "window_s"),
+        ("wake.pre_roll_ms", WakeSettings, "pre_roll_ms"),
+        ("wake.stop_check", WakeSettings, "stop_check"),
     ]
 
 
