@@ -25,6 +25,8 @@ if [ "$DEV" -eq 1 ]; then
   APT_PACKAGES="$APT_PACKAGES ros-core python3-rospy python3-rosmaster python3-std-msgs"
   # The dashboard tests run in a real browser: Debian's chromium driven by chromium-driver.
   APT_PACKAGES="$APT_PACKAGES chromium chromium-driver"
+  # tests/test_deploy.py checks the shipped systemd unit with systemd-analyze verify.
+  APT_PACKAGES="$APT_PACKAGES systemd"
 fi
 missing=""
 for pkg in $APT_PACKAGES; do
