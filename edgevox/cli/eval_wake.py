@@ -132,7 +132,7 @@ def _run_wake(args: argparse.Namespace) -> int:
         )
         if args.show and s.false_wakes:
             print(f"  {', '.join(s.false_wakes)}")
-    if hours:
+    if hours and any(not s.false_wakes for s in scores):
         print(f"(no false wake in {hours:.3f} h bounds the rate below {3 / hours:.0f} per hour at 95 % confidence)")
     return 0
 
