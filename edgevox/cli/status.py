@@ -159,6 +159,10 @@ class StatusView:
             self._finish(event)
         elif kind == "voice.audio_device":
             st.last_note = f"audio input {event.state}" + (f": {event.error}" if event.error else "")
+        elif kind == "voice.wake_detected":
+            st.last_note = f"wake word {event.phrase or event.model!r}"
+        elif kind == "voice.wake_window_closed":
+            st.last_note = "asleep: say the wake word"
         elif kind == "voice.input_ended":
             st.last_note = "input ended"
         elif kind == "runtime.error":

@@ -92,6 +92,16 @@ def test_the_live_console_shows_the_reply_being_written_above_the_status_line():
     assert v.render_text().startswith("● speaking")
 
 
+def test_the_status_line_says_when_the_wake_word_was_heard_and_when_the_robot_went_back_to_sleep():
+    from edgevox.voice.events import WakeDetected, WakeWindowClosed
+
+    v, _ = make_view(ConsoleView)
+    v.on_event(WakeDetected(model="okay_nabu", phrase="okay nabu", probability=0.97, window_s=8.0, timestamp=1.0))
+    assert v.render_text() == "● listening  wake word 'okay nabu'"
+    v.on_event(WakeWindowClosed(open_s=8.0, timestamp=9.0))
+    assert v.render_text() == "● listening  asleep: say the wake word"
+
+
 ECHO_CONFIG = """\
 name: scripted
 stt:
