@@ -14,6 +14,7 @@ from edgevox.engines.wake_micro import MicroWakeWordDetector
 from edgevox.runtime.context import AgentContext
 from edgevox.testing import FakeAudioIn, FakeTTS, MemoryAudioOut
 from edgevox.voice.events import (
+    FirstAudio,
     SpeechStarted,
     Stopped,
     TranscriptEvent,
@@ -37,7 +38,7 @@ class Echo(TextAgent):
     name = "echo"
 
     def reply(self, task: str, ctx: AgentContext) -> Iterator[str]:
-        yield f"You said {task}"
+        yield f"You said {task}" if "story" not in task.lower() else "Once upon a time. " * 20
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +52,13 @@ def voice(real_engines):
         "command": speak(tts, "What time is it?"),
         "follow_up": speak(tts, "And tomorrow?"),
         "stop": speak(tts, "Stop!"),
+        "alexa_story": speak(tts, "Alexa, tell me a story."),
     }
 
 
-def make_loop(bus, real_engines, *, window_s=30.0, stop_check="while_active", cue=True, model="alexa"):
+def make_loop(bus, real_engines, *, window_s=30.0, stop_check="while_active", cue=True, model="alexa", auto_play=True):
     mic = FakeAudioIn(sample_rate_hz=16000)
-    out = MemoryAudioOut(sample_rate_hz=16000)
+    out = MemoryAudioOut(sample_rate_hz=16000, auto_play=auto_play)
     settings = WakeSettings(window_s=window_s, stop_check=stop_check, cue=tone_cue(16000) if cue else None)
     loop = VoiceLoop(
         bus,
@@ -158,6 +160,30 @@ def test_asleep_a_stop_phrase_still_stops_a_running_skill(bus, recorder, loops, 
     mic.close()
     assert loop.wait_input_done(30)
     assert not answered(recorder), "the stop phrase is never a turn"
+
+
+def test_while_the_robot_speaks_stop_needs_no_wake_word_under_half_duplex(bus, recorder, loops, real_engines, voice):
+    # The reply only plays as the test advances the speaker, so the robot is still speaking
+    # long after the window (0.5 s) would have closed.
+    loop, mic, out = make_loop(bus, real_engines, window_s=0.5, cue=False, auto_play=False)
+    loop.start()
+    loops.append(loop)
+    mic.feed(joined(silence(0.3), voice["alexa_story"], silence(1.0)))
+    assert out.wait_for_queued(16000, timeout_s=30)
+    out.advance(1600)
+    story = recorder.wait_for(FirstAudio, timeout_s=10)
+    closed_by_time = threading.Event()
+    bus.add_observer(lambda e: closed_by_time.set() if isinstance(e, WakeWindowClosed) else None, name="closed")
+    for _ in range(50):  # a live microphone: 1 s of silence, 20 ms at a time, as the reply plays
+        mic.feed(silence(0.02))
+        assert not closed_by_time.wait(0.02), "the window closed while the robot was speaking"
+    mic.feed(joined(voice["stop"], silence(1.0)))
+    stopped = recorder.wait_for(Stopped, timeout_s=30)
+    done = recorder.wait_for(TurnDone, timeout_s=10, turn_id=story.turn_id)
+    assert done.status == "stopped" and story.turn_id in (stopped.cancelled_turns or [])
+    assert len(recorder.of(WakeDetected)) == 1
+    mic.close()
+    out.advance(10**8)
 
 
 def test_asleep_with_nothing_running_only_stop_check_always_transcribes(bus, recorder, loops, real_engines, voice):
