@@ -17,6 +17,7 @@ handler or reads stdin; everything it runs is library code from :mod:`edgevox.ap
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from edgevox.app import App
     from edgevox.config.schema import AppConfig
+    from edgevox.engines.portaudio_log import AudioLibraryLog
 
 _NO_DEVICE_HELP = (
     "This machine has no usable audio device. Run headless instead:\n"
@@ -66,6 +68,8 @@ def register(subparsers: Any) -> None:
     check.add_argument("--input", metavar="FILE.wav", help="as for run")
     check.add_argument("--output", metavar="FILE.wav", help="as for run")
     check.add_argument("--text", action="store_true", help="as for run")
+    _add_device_options(check)
+    _add_set_option(check)
     check.add_argument("--load", action="store_true", help="also load every model (slower; proves they work)")
     check.set_defaults(func=cmd_check)
 
@@ -76,14 +80,21 @@ def register(subparsers: Any) -> None:
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The options of ``run`` (``console`` takes the same ones): one place, so both stay alike."""
     parser.add_argument("config", metavar="CONFIG", help="config file, or a builtin name: default, home_robot, text")
-    parser.add_argument("--text", action="store_true", help="type instead of speaking; replies are printed")
+    parser.add_argument(
+        "--text",
+        action="store_true",
+        help="type instead of speaking; replies are printed, and spoken too when there is a speaker",
+    )
     parser.add_argument("--input", metavar="FILE.wav", help="read speech from a WAV file (headless)")
     parser.add_argument("--output", metavar="FILE.wav", help="write the spoken reply to a WAV file (headless)")
     parser.add_argument("--say", metavar="TEXT", help="send one utterance as text, wait for the reply, then exit")
     parser.add_argument("--json", action="store_true", help="write every event as a JSON line to stdout")
     parser.add_argument("--dashboard", action="store_true", help="serve the live web dashboard (its URL is printed)")
     parser.add_argument(
-        "--dashboard-port", type=int, metavar="PORT", help="the dashboard's port (0 = any free port); implies --dashboard"
+        "--dashboard-port",
+        type=int,
+        metavar="PORT",
+        help="the dashboard's port (0 = any free port); implies --dashboard",
     )
     parser.add_argument("--log-level", dest="run_log_level", metavar="LEVEL", help="DEBUG, INFO, WARNING or ERROR")
     parser.add_argument(
@@ -94,6 +105,47 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=SECONDS, default=None, metavar="S", help="give up after S seconds (headless runs)"
     )
+    _add_device_options(parser)
+    parser.add_argument(
+        "--list-devices", action=_ListDevices, help="list the audio devices (as `edgevox devices` does) and exit"
+    )
+    _add_set_option(parser)
+
+
+def _add_device_options(parser: argparse.ArgumentParser) -> None:
+    for kind in ("input", "output"):
+        parser.add_argument(
+            f"--{kind}-device",
+            metavar="DEVICE",
+            help=f"{'microphone' if kind == 'input' else 'speaker'}: an index or part of a name from --list-devices "
+            f"(sets audio.{kind}.device)",
+        )
+
+
+def _add_set_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set any config key, e.g. --set llm.temperature=0.3 (VALUE is YAML; repeatable, the last wins; "
+        "validated like the file)",
+    )
+
+
+class _ListDevices(argparse.Action):
+    """``--list-devices``: print the devices and exit at once, like ``--version`` (CONFIG not needed)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: str | None = None) -> None:
+        try:
+            code = _print_devices(Console(highlight=False, soft_wrap=True))
+        except EdgeVoxError as exc:
+            parser.exit(2, f"edgevox: error: {exc}\n")
+        parser.exit(code)
 
 
 # --- overrides from options -------------------------------------------------------------------
@@ -104,9 +156,7 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if getattr(args, "text", False) or (getattr(args, "say", None) and not getattr(args, "input", None)):
         out["audio.input.source"] = "text"
-        out["audio.input.file"] = None
-        if not getattr(args, "output", None) and getattr(args, "text", False):
-            out["audio.output.sink"] = "none"
+        out["audio.input.file"] = None  # typed replies are spoken when there is a speaker (see _load)
     if getattr(args, "input", None):
         if getattr(args, "text", False):
             raise ConfigError("--text and --input both choose the input; use one of them")
@@ -130,13 +180,83 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["dashboard.enabled"] = True
     if getattr(args, "dashboard_port", None) is not None:
         out["dashboard.port"] = args.dashboard_port
+    for kind in ("input", "output"):
+        spec = getattr(args, f"{kind}_device", None)
+        if spec is not None:
+            out[f"audio.{kind}.device"] = int(spec) if spec.strip().isdigit() else spec
     return out
 
 
 def _load(args: argparse.Namespace) -> AppConfig:
+    """The config with the options applied: the file, then each ``--set`` in order, then the
+    command's own options (a ``--set`` of a key those set to something else is an error, not
+    a silent loser). Device options are checked against the devices present, and typed input
+    (``--text``, ``--say``) falls back to printed replies, with a note, when there is no speaker."""
     from edgevox.config import load_config
+    from edgevox.config.loader import parse_set
 
-    return load_config(args.config, overrides=config_overrides(args))
+    own = config_overrides(args)
+    sets = list(getattr(args, "sets", None) or [])
+    for text in sets:
+        key, value = parse_set(text)
+        if key in own and own[key] != value:
+            raise ConfigError(f"--set {text}: the command's own options set {key} to {own[key]!r}; drop one of the two")
+    config = load_config(args.config, overrides=own, sets=sets)
+    _check_device_options(config, args)
+    typed = getattr(args, "text", False) or (
+        getattr(args, "say", None) is not None and not getattr(args, "input", None)
+    )
+    default_speaker = config.audio.output.device in (None, "", "default")
+    if typed and config.audio.output.sink == "device" and default_speaker and not _has_speaker():
+        config.audio.output.sink = "none"
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            "edgevox: no audio output device here, so replies are printed, not spoken "
+            "(--output reply.wav writes them to a file)"
+        )
+    return config
+
+
+def _check_device_options(config: AppConfig, args: argparse.Namespace) -> None:
+    """``--input-device``/``--output-device`` name a device that exists (one line listing those
+    present if not), before any model loads; and they choose a device the run uses."""
+    from edgevox.check import _sounddevice_or_explain
+    from edgevox.engines.audio_sounddevice import find_device
+
+    for kind, used in (
+        ("input", config.audio.input.source == "device"),
+        ("output", config.audio.output.sink == "device"),
+    ):
+        spec = getattr(args, f"{kind}_device", None)
+        if spec is None:
+            continue
+        if not used:
+            what = config.audio.input.source if kind == "input" else config.audio.output.sink
+            raise ConfigError(
+                f"--{kind}-device {spec}: the {kind} is not a device here (audio.{kind}.{'source' if kind == 'input' else 'sink'}"
+                f" = {what}); drop --{kind}-device or the option that chose {what}"
+            )
+        try:
+            with _quiet_audio_probe():
+                find_device(_sounddevice_or_explain(), getattr(config.audio, kind).device, kind)
+        except AudioDeviceError as exc:
+            raise AudioDeviceError(f"--{kind}-device {spec}: {exc}") from None
+
+
+def _has_speaker() -> bool:
+    from edgevox.check import list_audio_devices
+
+    try:
+        with _quiet_audio_probe():
+            return any(dev["outputs"] > 0 for dev in list_audio_devices())
+    except AudioDeviceError:
+        return False
+
+
+def _quiet_audio_probe() -> contextlib.AbstractContextManager[None]:
+    """PortAudio's and ALSA's prints while devices are probed go to the log, not the terminal."""
+    from edgevox.engines.portaudio_log import AudioLibraryLog
+
+    return AudioLibraryLog().capture_stderr()
 
 
 def _configure_logging(config: AppConfig, args: argparse.Namespace) -> logging.Handler | None:
@@ -186,7 +306,20 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(config: AppConfig, args: argparse.Namespace) -> int:
+    from edgevox.engines.portaudio_log import AudioLibraryLog
+
+    audio_log = AudioLibraryLog()
+    if config.audio.input.source == "device" or config.audio.output.sink == "device":
+        audio_log.route_alsa()  # ALSA's prints ("underrun occurred") go to the log, not over the console
+    try:
+        return _run_app(config, args, audio_log)
+    finally:
+        audio_log.stop()
+
+
+def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibraryLog) -> int:
     from edgevox.app import App
+    from edgevox.cli.console_view import view_for
     from edgevox.cli.status import JsonEvents, StatusView
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -200,7 +333,8 @@ def _run(config: AppConfig, args: argparse.Namespace) -> int:
 
         wav_info(config.audio.input.file or "")
     if config.audio.input.source == "device" or config.audio.output.sink == "device":
-        _require_audio_devices(args.config)  # before loading models: fail fast, with the fix
+        with audio_log.capture_stderr():  # PortAudio's probing prints
+            _require_audio_devices(args.config)  # before loading models: fail fast, with the fix
     events_file = (
         _open_for_append("logging.events_file", config.logging.events_file) if config.logging.events_file else None
     )
@@ -218,9 +352,7 @@ def _run(config: AppConfig, args: argparse.Namespace) -> int:
     if args.json:
         app.add_observer(JsonEvents(sys.stdout).on_event)
     else:
-        status = StatusView(
-            out, name=config.name, live=None if not (args.say or config.audio.input.source != "device") else False
-        )
+        status = view_for(config, args, out)  # the console's view (`console`, or `run` on a terminal)
         app.add_observer(status.on_event)
 
     stop_requested = threading.Event()
@@ -234,7 +366,8 @@ def _run(config: AppConfig, args: argparse.Namespace) -> int:
     code = 0
     try:
         try:
-            app.start()
+            with audio_log.capture_stderr():  # devices open here
+                app.start()
         except AudioDeviceError as exc:
             raise _explain_audio(exc, args.config) from None
         if app.dashboard is not None:
@@ -462,10 +595,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
+    return _print_devices(Console(highlight=False, soft_wrap=True))
+
+
+def _print_devices(console: Console) -> int:
+    """The device table (``edgevox devices``, ``run --list-devices``); 1 when there is none."""
     from edgevox.check import list_audio_devices
 
-    console = Console(highlight=False, soft_wrap=True)
-    devices = list_audio_devices()
+    with _quiet_audio_probe():
+        devices = list_audio_devices()
     if not devices:
         console.print(escape(_NO_DEVICE_HELP.format(config="default")))
         return 1
@@ -475,7 +613,10 @@ def cmd_devices(args: argparse.Namespace) -> int:
         console.print(
             f"{dev['index']:>5} {dev['inputs']:>3} {dev['outputs']:>4}  {dev['default_rate_hz']:>10.0f} Hz {marks} {escape(dev['name'])}"
         )
-    console.print("(< default input, > default output; use the index or a part of the name in audio.input.device)")
+    console.print(
+        "(< default input, > default output; give the index or a part of the name to --input-device/--output-device "
+        "or audio.input.device/audio.output.device)"
+    )
     return 0
 
 
