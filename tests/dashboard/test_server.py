@@ -169,7 +169,7 @@ def test_a_non_loopback_host_is_refused_at_load_unless_allowed():
         parse_config(TEXT_APP + "dashboard: {port: 70000}\n", env={})
 
 
-@pytest.mark.parametrize("command", ["run"])
+@pytest.mark.parametrize("command", ["run", "console"])
 def test_the_commands_serve_the_dashboard_and_print_its_url(command: str, tmp_path: Path, capsys):
     config = write_config(tmp_path)
     assert main([command, str(config), "--say", "hi", "--json", "--dashboard-port", "0"]) == 0
