@@ -18,7 +18,9 @@ Two renderings, chosen like the status view's: on a terminal (``live``) the repl
 written is shown in the live area under the finished lines and printed above it when the
 turn ends; elsewhere (a pipe, a test) each token is written to the stream as it comes and
 flushed, so another program reads the reply as it grows. A line of another kind (a tool
-call) arriving mid-reply ends the reply line; the reply continues on a new ``robot:`` line.
+call, a background agent's reply) arriving mid-reply ends the reply's line; the reply goes on
+in a new ``robot:`` line that starts with all of it so far, so the last line of every reply is
+whole (with its latency).
 
 Threading: like :class:`~edgevox.cli.status.StatusView`, ``on_event`` runs on whichever
 thread publishes and holds one lock while it updates the state and writes.
@@ -94,16 +96,20 @@ class ConsoleView(StatusView):
     # --- replies, streamed ----------------------------------------------------------------------
 
     def _stream_token(self, turn: TurnView, text: str) -> None:
-        """Plain mode: write the new piece of the reply now (and flush)."""
-        if self._open_turn != turn.turn_id:
-            self._end_open_line()
-            text = text.lstrip()
-            if not text:
-                return
-            self._write(Text(f"{self.name}: ", style="bold green"))
-            self._open_turn = turn.turn_id
-            self._streamed.add(turn.turn_id)
-        self._write_plain(text)
+        """Plain mode: write the new piece of the reply now (and flush). After another line cut
+        the reply's line, it starts again with the whole reply so far, so the last line of every
+        reply holds all of it."""
+        if self._open_turn == turn.turn_id:
+            self._write_plain(text)
+            return
+        self._end_open_line()
+        so_far = turn.reply.lstrip()  # the status view has added this piece already
+        if not so_far:
+            return
+        self._write(Text(f"{self.name}: ", style="bold green"))
+        self._write_plain(so_far)
+        self._open_turn = turn.turn_id
+        self._streamed.add(turn.turn_id)
 
     def _finish(self, event: Any) -> None:
         turn_id = int(event.turn_id or 0)
@@ -112,9 +118,10 @@ class ConsoleView(StatusView):
             return
         self._streamed.discard(turn_id)
         turn, latency = self._close_turn(event)
-        if self._open_turn != turn_id:  # a tool or skill line came after its last words
+        if self._open_turn != turn_id:  # another line came after its last words: the whole reply again
             self._end_open_line()
-            self._write(Text(f"{self.name}: ...", style="bold green"))
+            self._write(Text(f"{self.name}: ", style="bold green"))
+            self._write_plain((event.reply_text or turn.reply).strip())
         self._write(self._turn_suffix(event, turn, latency))
         self._write_plain("\n")
         self._open_turn = 0

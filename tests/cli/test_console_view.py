@@ -102,6 +102,28 @@ def test_the_status_line_says_when_the_wake_word_was_heard_and_when_the_robot_we
     assert v.render_text() == "● listening  asleep: say the wake word"
 
 
+def test_a_line_that_cuts_a_streamed_reply_leaves_the_reply_whole_on_its_last_line():
+    from edgevox.agents.events import AgentReply, ToolCallStarted
+
+    out = io.StringIO()
+    v = ConsoleView(Console(file=out, width=200), live=False, name="robot", background={"watcher": "night_watch"})
+    v.on_event(TranscriptEvent(turn_id=1, text="go", timestamp=1.0))
+    v.on_event(TurnStarted(turn_id=1, text="go", timestamp=1.0))
+    v.on_event(Token(turn_id=1, text="Going", timestamp=1.1))
+    v.on_event(ToolCallStarted(tool="move", arguments={"distance_m": 1.0}, source="assistant"))
+    v.on_event(Token(turn_id=1, text=" now.", timestamp=1.2))
+    v.on_event(AgentReply(text="All quiet.", source="watcher"))
+    v.on_event(TurnDone(turn_id=1, reply_text="Going now.", timestamp=1.3))
+    assert out.getvalue().splitlines() == [
+        "you: go",
+        "robot: Going",
+        "  -> move(distance_m=1.0)",
+        "robot: Going now.",
+        "[night_watch] All quiet.",
+        "robot: Going now.  [0.10 s]",  # to its first word (no audio here)
+    ]
+
+
 ECHO_CONFIG = """\
 name: scripted
 stt:
