@@ -356,8 +356,10 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
         app.add_observer(status.on_event)
 
     stop_requested = threading.Event()
+    interrupted: list[int] = []  # the signal that ended the run, if one did
 
     def on_sigint(signum: int, frame: Any) -> None:
+        interrupted.append(signum)
         stop_requested.set()
 
     previous = signal.signal(signal.SIGINT, on_sigint)
@@ -388,6 +390,10 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
             f"[yellow]edgevox: shutdown was not clean within {config.runtime.shutdown_timeout_s} s:[/] {app.stop_report}"
         )
         return code or 1
+    if signal.SIGINT in interrupted:
+        # Ctrl-C: the shell's convention (128 + SIGINT), after the clean shutdown above. SIGTERM
+        # (systemd's stop, `kill`) stays a normal end of the run: exit 0 unless something failed.
+        return 130
     if code == 0:
         code = _headless_outcome(config, args, tally, err)
         if code:
