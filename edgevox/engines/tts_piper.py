@@ -104,10 +104,15 @@ class PiperTTS:
         speaker_id: int | None = None,
         gain_db: float = DEFAULT_GAIN_DB,
         limiter: bool = True,
+        volume: float = 1.0,
     ) -> None:
         lo, hi = GAIN_DB_RANGE
         if isinstance(gain_db, bool) or not isinstance(gain_db, (int, float)) or not lo <= gain_db <= hi:
             raise ValueError(f"PiperTTS(gain_db={gain_db!r}): must be a number of dB from {lo:g} to {hi:g}")
+        # Piper's own linear `volume` (``tts.options: {volume: 0.5}`` in configs written before
+        # tts.gain_db existed) still works: it multiplies the gain, before the limiter.
+        if isinstance(volume, bool) or not isinstance(volume, (int, float)) or not 0.0 < volume <= 10.0:
+            raise ValueError(f"PiperTTS(volume={volume!r}): must be a number above 0 and at most 10 (1 = unchanged)")
         num_threads = onnx_threads(num_threads)
         piper = require("piper", package="piper-tts", extra="tts", purpose="speech synthesis")
         ort = require("onnxruntime", package="onnxruntime", extra="tts", purpose="speech synthesis")
@@ -144,7 +149,9 @@ class PiperTTS:
         """Output gain in dB applied to every sentence alike."""
         self.limiter = bool(limiter)
         """Whether peaks are limited to -1 dBFS (else samples beyond full scale are clipped)."""
-        self._gain = db_to_gain(self.gain_db) / _PIPER_VOLUME
+        self.volume = float(volume)
+        """Piper's linear volume factor, applied with the gain (1.0: unchanged)."""
+        self._gain = db_to_gain(self.gain_db) * self.volume / _PIPER_VOLUME
         self.sample_rate_hz = int(config.sample_rate)
         self._lock = threading.Lock()
         _log.info("TTS %s: %s", self.model_path.name, self.describe())

@@ -115,3 +115,19 @@ def test_the_config_keys_reach_the_voice():
     config = parse_config("tts:\n  gain_db: -3.5\n  limiter: false\n", source="robot.yaml")
     tts = make_tts(config.tts)
     assert (tts.gain_db, tts.limiter) == (-3.5, False)
+
+
+def test_pipers_own_volume_option_still_works_with_the_gain(piper_tts):
+    """Configs written before tts.gain_db set Piper's linear volume through tts.options."""
+    from edgevox.config.build_engines import make_tts
+    from edgevox.config.loader import parse_config
+
+    base_db, _ = _level_db(piper_tts, LONG)
+    config = parse_config("tts:\n  options: {volume: 0.5}\n", source="robot.yaml")
+    half = make_tts(config.tts)
+    half_db, half_peak = _level_db(half, LONG)
+    assert half_db - base_db == pytest.approx(-6.0, abs=1.0)  # 0.5 = -6 dB
+    with pytest.raises(ValueError, match="volume"):
+        from edgevox.engines.tts_piper import PiperTTS
+
+        PiperTTS("piper-joe-medium", volume=0.0)
