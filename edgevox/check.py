@@ -87,10 +87,34 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
     for bg in config.background_agents:
         _try(report, f"background {bg.name}", partial(_describe_trigger, bg))
     report.add("answers with", "ok", config.main_agent)
+    _check_wake(report, config)
     _check_audio(report, config)
     for name, status, detail in wiring.check_bridges(config.bridges):
         report.add(f"bridge {name}", status, detail)
     return report
+
+
+def _check_wake(report: CheckReport, config: AppConfig) -> None:
+    """The wake word: off, ignored for typed input, or its model loaded (a few ms; TensorFlow
+    Lite refuses a broken file here rather than when the loop starts)."""
+    if config.wake.model is None:
+        report.add("wake word", "off", "every utterance is a turn (wake.model: null)")
+    elif config.audio.input.source == "text":
+        report.add("wake word", "off", f"{config.wake.model}: not used for typed input")
+    else:
+        _try(report, "wake word", partial(_load_wake, config))
+
+
+def _load_wake(config: AppConfig) -> str:
+    from edgevox.engines.wake_micro import MicroWakeWordDetector
+
+    detector = MicroWakeWordDetector(
+        config.wake.model or "", threshold=config.wake.threshold, sliding_window=config.wake.sliding_window
+    )
+    try:
+        return f'say "{detector.phrase}" (threshold {detector.threshold:g}, window {config.wake.window_s:g} s)'
+    finally:
+        detector.close()
 
 
 def _check_agent_llms(report: CheckReport, config: AppConfig, *, load: bool) -> None:

@@ -94,3 +94,35 @@ def test_check_reports_a_zenoh_listen_port_that_is_taken(tmp_path, capsys):
         assert main(["check", str(config)]) == 1
     out = capsys.readouterr().out
     assert "bridge zenoh" in out and "cannot open a Zenoh session" in out
+
+
+def _silent_wav(path):
+    import wave
+
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(b"\0\0" * 1600)
+    return str(path)
+
+
+def test_check_loads_the_wake_word_model_and_refuses_a_broken_one(tmp_path, capsys):
+    import json
+
+    wav = _silent_wav(tmp_path / "q.wav")
+    config = write_config(tmp_path, extra="wake:\n  model: alexa\n")
+    assert main(["check", str(config), "--input", wav]) == 0
+    out = capsys.readouterr().out
+    assert "wake word" in out and 'say "Alexa" (threshold 0.9, window 8 s)' in out
+    # Typed input never uses it; said so instead of loading it.
+    assert main(["check", str(config)]) == 0
+    assert "alexa: not used for typed input" in capsys.readouterr().out
+    # A file TensorFlow Lite would crash on: one FAIL line naming it, found before `run`.
+    (tmp_path / "bad.tflite").write_bytes(b"not a flatbuffer" * 4)
+    bad = {"wake_word": "Hi", "model": "bad.tflite", "micro": {"probability_cutoff": 0.5, "sliding_window_size": 5}}
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    broken = write_config(tmp_path, extra=f"wake:\n  model: {tmp_path / 'bad.json'}\n", name="broken.yaml")
+    assert main(["check", str(broken), "--input", wav]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "bad.tflite is not a TensorFlow Lite model" in out
