@@ -57,7 +57,7 @@ from edgevox.voice.events import (
     TurnDone,
     TurnStarted,
 )
-from edgevox.voice.latency import MARKS
+from edgevox.voice.latency import MARKS, latency_mark
 
 if TYPE_CHECKING:
     from edgevox.app import App
@@ -174,23 +174,16 @@ class DashboardState:
         ):
             return None
         rec = self._turn(str(turn_id), turn_id, event.timestamp)
-        marks = rec["marks"]
-        # The marks and their sources are those of voice/latency.py's LatencyObserver.
-        if isinstance(event, SpeechEnded):
-            marks.setdefault("speech_end", event.last_voiced_at)
-        elif isinstance(event, TranscriptEvent):
-            marks.setdefault("transcript", event.timestamp)
+        mark = latency_mark(event)
+        if mark is not None:
+            rec["marks"].setdefault(*mark)
+        if isinstance(event, TranscriptEvent):
             rec.update(user=event.text, origin=event.origin, stop_phrase=event.stop_phrase)
         elif isinstance(event, TurnStarted):
             if rec["user"] is None:
                 rec["origin"] = "robot"  # said by the robot itself (a confirmation, a delivery)
         elif isinstance(event, Token):
-            marks.setdefault("first_token", event.timestamp)
             rec["reply"] += event.text
-        elif isinstance(event, Chunk):
-            marks.setdefault("first_chunk", event.timestamp)
-        elif isinstance(event, FirstAudio):
-            marks.setdefault("first_audio", event.timestamp)
         elif isinstance(event, TurnDone):
             rec.update(status=event.status, reply=event.reply_text, spoken=event.spoken_text, error=event.error)
         elif isinstance(event, Stopped):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from edgevox.runtime.events import AgentStateEvent, ErrorEvent, Event
+from edgevox.voice.latency import latency_mark
 
 if TYPE_CHECKING:
     from edgevox.runtime.bus import EventBus, Subscription
@@ -50,12 +51,6 @@ LATENCY_STAGES = (
     ("speech_end", "first_audio"),
     ("transcript", "first_audio"),
 )
-_MARK_OF = {
-    "voice.transcript": "transcript",
-    "voice.token": "first_token",
-    "voice.chunk": "first_chunk",
-    "voice.audio_out": "first_audio",
-}
 _KEEP_TURNS = 8
 
 
@@ -155,12 +150,9 @@ class DiagnosticsCollector:
                 self._device_failed = ""
             if state in ("lost", "failed"):
                 self._recent.append((now, f"audio device {state}"))
-        if not turn_id:
-            return
-        if kind == "voice.speech_ended":
-            self._mark(turn_id, "speech_end", getattr(event, "last_voiced_at", 0.0) or event.timestamp)
-        elif kind in _MARK_OF:
-            self._mark(turn_id, _MARK_OF[kind], event.timestamp)
+        mark = latency_mark(event) if turn_id else None
+        if mark is not None:
+            self._mark(turn_id, *mark)
 
     def _mark(self, turn_id: int, mark: str, at: float) -> None:
         marks = self._marks.get(turn_id)

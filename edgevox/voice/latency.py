@@ -39,6 +39,26 @@ from edgevox.voice.events import (
 
 MARKS = ("speech_end", "transcript", "first_token", "first_chunk", "first_audio")
 STAGES = tuple(f"{a}->{b}" for a, b in zip(MARKS, MARKS[1:], strict=False)) + ("speech_end->first_audio",)
+_MARK_OF: tuple[tuple[type[VoiceEvent], str], ...] = (
+    (TranscriptEvent, "transcript"),
+    (Token, "first_token"),
+    (Chunk, "first_chunk"),
+    (FirstAudio, "first_audio"),
+)
+
+
+def latency_mark(event: Event) -> tuple[str, float] | None:
+    """The latency mark ``event`` sets on its turn, as ``(mark, wall-clock time)``, or None.
+
+    The one mapping from voice events to :data:`MARKS`, shared by :class:`LatencyObserver`, the
+    dashboard's conversation and the ROS 2 diagnostics (each keeps the first of a turn's marks).
+    The end of speech is the end of the last voiced frame (the event's own time if not given)."""
+    if isinstance(event, SpeechEnded):
+        return "speech_end", event.last_voiced_at or event.timestamp
+    for cls, mark in _MARK_OF:
+        if isinstance(event, cls):
+            return mark, event.timestamp
+    return None
 
 
 @dataclass
@@ -106,17 +126,10 @@ class LatencyObserver:
         if not isinstance(event, VoiceEvent) or not event.turn_id:
             return
         turn_id = event.turn_id
+        mark = latency_mark(event)
         with self._lock:
-            if isinstance(event, SpeechEnded):
-                self._turn(turn_id).marks.setdefault("speech_end", event.last_voiced_at)
-            elif isinstance(event, TranscriptEvent):
-                self._turn(turn_id).marks.setdefault("transcript", event.timestamp)
-            elif isinstance(event, Token):
-                self._turn(turn_id).marks.setdefault("first_token", event.timestamp)
-            elif isinstance(event, Chunk):
-                self._turn(turn_id).marks.setdefault("first_chunk", event.timestamp)
-            elif isinstance(event, FirstAudio):
-                self._turn(turn_id).marks.setdefault("first_audio", event.timestamp)
+            if mark is not None:
+                self._turn(turn_id).marks.setdefault(*mark)
             elif isinstance(event, TurnDone):
                 self._turn(turn_id).status = event.status
             elif isinstance(event, Interrupted):
