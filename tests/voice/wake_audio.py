@@ -16,9 +16,11 @@ RATE_HZ = 16000
 
 
 def speak(tts: TTS, text: str, *, gain: float = 0.5, rate_hz: int = RATE_HZ) -> np.ndarray:
-    """``text`` in the TTS voice at ``rate_hz`` (Piper normalises to full scale: ``gain`` lowers it)."""
-    audio = np.concatenate(list(tts.synthesize(text))).astype(np.float32)
-    return (gain * resample(audio, tts.sample_rate_hz, rate_hz)).astype(np.float32)
+    """``text`` in the TTS voice at ``rate_hz``, its peak at ``gain`` (a person's level at the
+    microphone, whatever the robot's own output gain: Piper no longer normalises each sentence)."""
+    audio = resample(np.concatenate(list(tts.synthesize(text))).astype(np.float32), tts.sample_rate_hz, rate_hz)
+    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+    return (gain / peak * audio if peak > 0 else audio).astype(np.float32)
 
 
 def silence(seconds: float, rate_hz: int = RATE_HZ) -> np.ndarray:
