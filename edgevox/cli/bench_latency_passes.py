@@ -136,26 +136,39 @@ class LatencyBench:
         return app.wait_idle(max(0.1, deadline - time.monotonic())) and ok
 
     @staticmethod
-    def naive_baseline(app: Any, clips: list[Clip]) -> list[float]:
+    def naive_baseline(app: Any, clips: list[Clip], endpoint_waits_s: list[float]) -> list[float]:
         """THE NAIVE BASELINE, deliberately not the product's loop: the only place this bench
         drives engines itself. The app's own STT, agent and TTS, each stage run to completion
-        on the whole clip (endpointing silence, then transcribe, then the whole reply, then
-        the whole speech), under the same load; seconds per clip."""
+        on the whole clip (the same endpointing silence the loop waited for that clip, then
+        transcribe, then the whole reply, then the whole speech), under the same load; seconds
+        per clip. The silence is the loop's own (``endpoint_waits_s``), not the shortest
+        ``end_silence_ms``: a pipeline that ends a statement or a number sooner would cut people
+        off, which is not the comparison this baseline is for (overlap against sequence)."""
         from edgevox.agents.base import AgentStream
 
         agent = app.agent
         ctx = app.runtime.pool.make_ctx(session_id="bench-naive", agent_name=app.config.main_agent)
-        end_silence_s = app.config.endpointing.end_silence_ms / 1000
         naive: list[float] = []
-        for clip in clips:
+        for clip, wait_s in zip(clips, endpoint_waits_s, strict=True):
             t = time.perf_counter()
             text = app.engines.stt.transcribe(clip.audio).text
             run = agent.stream(text, ctx)
             reply = "".join(run.text_deltas() if isinstance(run, AgentStream) else run)
             for _ in app.engines.tts.synthesize(reply or "Okay."):
                 pass  # the whole speech must exist before the first sample can play
-            naive.append(end_silence_s + time.perf_counter() - t)
+            naive.append(wait_s + time.perf_counter() - t)
         return naive
+
+    @staticmethod
+    def endpoint_waits(tap: Any, windows: list[tuple[float, float]], end_silence_s: float) -> list[float]:
+        """Per clip, the silence the loop waited before ending its utterance (the longest, when
+        the clip was heard as several; ``end_silence_s`` for a clip that was not heard)."""
+        from edgevox.voice.events import SpeechEnded
+
+        count = count_turns(windows, utterances(tap.seen(object)))
+        ends = {e.turn_id: e.timestamp - e.last_voiced_at for e in tap.seen(SpeechEnded) if not e.ignored}
+        waits = [[ends[t] for t in ids if t in ends] for ids in count.per_clip]
+        return [max(w) if w else end_silence_s for w in waits]
 
     def measure(self, clips: list[Clip], condition: str, busy: int, built: Any = None) -> dict[str, Any]:
         """One pass over the clips and the naive baseline, on a fresh app (or ``built``, from
@@ -175,7 +188,8 @@ class LatencyBench:
                     if not self.settle(app, tap, playback):
                         stuck.append(clip.name)
                     windows.append((playback.started_at, playback.ended_at))
-                naive = self.naive_baseline(app, clips)
+                waits = self.endpoint_waits(tap, windows, app.config.endpointing.end_silence_ms / 1000)
+                naive = self.naive_baseline(app, clips, waits)
                 pids = load.pids
         finally:
             self.stop(app)
