@@ -239,8 +239,10 @@ def test_a_typed_stop_prints_what_it_cancelled_and_speaks_its_confirmation(tools
     assert lines.index("~ patrol cancelled: safety stop") < lines.index(
         next(x for x in lines if x.startswith("scripted: Stopped."))
     )
-    confirmation = next(line for line in lines if line.startswith("scripted: Stopped."))
-    assert "to audio" in confirmation, "the confirmation was printed but not played"
+    # A reply another line cuts into (here the background agent's note) carries on, whole, on a
+    # new line: the last "Stopped." line is the finished one, ending with its latency.
+    confirmation = [line for line in lines if line.startswith("scripted: Stopped.")][-1]
+    assert "to audio" in confirmation, f"the confirmation was printed but not played: {lines}"
     assert stop_s < 2.0, f"the stop took {stop_s:.2f} s to confirm"
     with wave.open(str(reply)) as w:
         assert w.getnframes() >= FakeTTS(sample_rate_hz=16000).samples_for("Stopped.")
