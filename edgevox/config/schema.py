@@ -378,7 +378,8 @@ class VoiceConfig(Section):
         description="How the robot avoids hearing itself: `half_duplex` ignores the microphone while speaking (stop phrases still work), `energy_gate` counts speech only when louder than the playback, `off` trusts the VAD (use with a headset).",
     )
     echo_tail_ms: Milliseconds = Field(
-        300, description="`half_duplex`: the microphone still counts as echo this long after playback, in milliseconds."
+        300,
+        description="The microphone still counts as echo this long after playback, in milliseconds, plus the measured delay of the device's echo (docs/voice.md, Echo guard).",
     )
     energy_gate_ratio: Annotated[StrictFloat, Field(gt=0, le=1000)] = Field(
         2.0, description="`energy_gate`: speech must be this many times louder (RMS) than the playback."

@@ -36,9 +36,9 @@ from edgevox.engines.base import VAD, AudioIn, AudioOut
 from edgevox.engines.resample import Resampler
 from edgevox.errors import AudioDeviceError
 from edgevox.runtime.events import ErrorEvent
-from edgevox.voice.echo import rms
+from edgevox.voice.echo import MAX_ECHO_DELAY_MS, EchoDelay, rms
 from edgevox.voice.endpoint import classify_ending
-from edgevox.voice.events import AudioDevice, InputEnded, SpeechEnded, SpeechStarted
+from edgevox.voice.events import AudioDevice, EchoDelayMeasured, InputEnded, SpeechEnded, SpeechStarted
 from edgevox.voice.queues import LoopQueues, Utterance
 from edgevox.voice.segmenter import (
     FrameSplitter,
@@ -89,6 +89,8 @@ class Capture:
         self._segmenter: Segmenter | None = None
         self.wake = wake
         self._something_running = something_running
+        self.echo_delay = EchoDelay(speaker.reference, settings.segmenter.frame_ms)
+        """The echo path's measured delay (:mod:`edgevox.voice.echo`); the capture thread updates it."""
 
     def run(self) -> None:
         """Capture thread: read blocks, VAD, segment; barge in; reopen a lost device."""
@@ -142,12 +144,15 @@ class Capture:
             now = time.time()
             for frame, frame_end in splitter.push(block, now):
                 speaking = self.speaker.speaking
-                if speaking or (self.audio_out.playing and not (gate is not None and now_mono < gate.cue_until)):
+                playing = self.audio_out.playing and not (gate is not None and now_mono < gate.cue_until)
+                if speaking or playing:
                     last_playing = now_mono
-                echo = speaking or (now_mono - last_playing) * 1000 < settings.echo_tail_ms
+                if playing and guard != "off" and self.echo_delay.observe(self.audio_out.played_samples, rms(frame)):
+                    self._publish_echo_delay()
+                echo = speaking or (now_mono - last_playing) * 1000 < settings.echo_tail_ms + self._delay_ms(guard)
                 voiced = self.vad.is_speech(frame)
                 if voiced and echo and guard == "energy_gate":
-                    reference = self.speaker.echo_level(settings.energy_gate_window_ms)
+                    reference = self.speaker.echo_level(settings.energy_gate_window_ms, self.echo_delay.delay_samples)
                     voiced = rms(frame) > settings.energy_gate_ratio * reference
                 if gate is not None:
                     busy = speaking or bool(q.turns) or q.current is not None or (segmenter.in_speech and not utt_gated)
@@ -185,6 +190,25 @@ class Capture:
                     q.capture_turn_id = 0
                     if utt_heard:
                         self._end_utterance(utt_turn_id, event, utt_echo)
+
+    def _delay_ms(self, guard: str) -> float:
+        """How much longer than ``echo_tail_ms`` the echo lasts after the output ends: the measured
+        delay; before a measure, the longest under ``energy_gate`` (which only gates the echo,
+        against the reply's last words) and none under ``half_duplex`` (where the tail is deaf to
+        all but a stop, so a guess would lose what the user says)."""
+        measured = self.echo_delay.delay_samples
+        if measured is not None:
+            return 1000 * measured / self.audio_out.sample_rate_hz
+        return MAX_ECHO_DELAY_MS if guard == "energy_gate" else 0.0
+
+    def _publish_echo_delay(self) -> None:
+        delay = self.echo_delay.delay_samples or 0
+        self.q.publish(
+            EchoDelayMeasured(
+                delay_ms=round(1000 * delay / self.audio_out.sample_rate_hz, 1),
+                correlation=round(self.echo_delay.correlation, 3),
+            )
+        )
 
     def hint(self, turn_id: int, samples: int, text: str) -> None:
         """STT thread: the speculative transcript of ``samples`` of utterance ``turn_id``.

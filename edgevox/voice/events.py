@@ -237,3 +237,15 @@ class WakeWindowClosed(VoiceEvent):
     kind: ClassVar[str] = "voice.wake_window_closed"
     open_s: float = 0.0
     """How long the window was open, in seconds."""
+
+
+@dataclass(kw_only=True)
+class EchoDelayMeasured(VoiceEvent):
+    """How late the microphone hears the robot's own output was measured, or changed (a sound
+    server raised its latency): the echo guard follows it (:mod:`edgevox.voice.echo`)."""
+
+    kind: ClassVar[str] = "voice.echo_delay"
+    delay_ms: float = 0.0
+    """Output taken by the device -> heard by the microphone, in milliseconds."""
+    correlation: float = 0.0
+    """How well the microphone's levels matched the output's at that delay (0-1)."""

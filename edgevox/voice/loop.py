@@ -212,6 +212,13 @@ class VoiceLoop:
         return self._q.speculative_turns
 
     @property
+    def echo_delay_ms(self) -> float | None:
+        """How late the microphone hears the output, as measured while the robot speaks
+        (:class:`~edgevox.voice.echo.EchoDelay`); ``None`` before a measure."""
+        delay = self._capture.echo_delay.delay_samples
+        return None if delay is None else 1000 * delay / self.audio_out.sample_rate_hz
+
+    @property
     def device_reopens(self) -> int:
         """How often the capture thread reopened a lost input."""
         return self._capture.device_reopens

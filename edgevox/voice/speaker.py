@@ -39,7 +39,7 @@ from edgevox.engines.base import TTS, AudioOut
 from edgevox.engines.resample import resample
 from edgevox.runtime.context import CancelToken
 from edgevox.runtime.events import Event
-from edgevox.voice.echo import PlaybackReference
+from edgevox.voice.echo import MAX_ECHO_DELAY_MS, PlaybackReference
 from edgevox.voice.events import ChunkSynthesized, FirstAudio
 from edgevox.voice.speechtext import clean_for_speech
 
@@ -245,10 +245,17 @@ class Speaker:
             self._cond.notify_all()
             return turn.spoken_text(played), dropped
 
-    def echo_level(self, window_ms: float) -> float:
-        """RMS of the output audio playing now (max over +-``window_ms``)."""
-        window = int(self.audio_out.sample_rate_hz * window_ms / 1000)
-        return self.reference.level(self.audio_out.played_samples, window)
+    def echo_level(self, window_ms: float, delay_samples: int | None) -> float:
+        """RMS of the output the microphone hears now: the loudest within ``window_ms`` of the
+        position ``delay_samples`` behind the device's (:class:`~edgevox.voice.echo.EchoDelay`);
+        with no measured delay, of everything from ``MAX_ECHO_DELAY_MS`` behind on."""
+        rate = self.audio_out.sample_rate_hz
+        window = int(rate * window_ms / 1000)
+        played = self.audio_out.played_samples
+        if delay_samples is None:
+            span = int(rate * MAX_ECHO_DELAY_MS / 1000) // 2
+            return self.reference.level(played - span, window + span)
+        return self.reference.level(played - delay_samples, window)
 
     @property
     def idle(self) -> bool:

@@ -16,10 +16,11 @@ from edgevox.agents.llm_agent import LLMAgent
 from edgevox.engines.audio_wav import read_wav
 from edgevox.engines.resample import resample
 from edgevox.runtime.bus import EventBus
-from edgevox.voice.events import FirstAudio, SpeechStarted, TranscriptEvent, TurnDone
+from edgevox.voice.events import EchoDelayMeasured, FirstAudio, SpeechStarted, Stopped, TranscriptEvent, TurnDone
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
 
-from .voice_helpers import Recorder
+from .voice_helpers import Quieter, Recorder
+from .wake_audio import joined, silence, speak
 
 pytestmark = [pytest.mark.audio, pytest.mark.models]
 
@@ -65,3 +66,56 @@ def test_loop_hears_speech_from_the_sink_monitor_and_replies_to_the_sink(real_en
     assert len(recorder.of(TurnDone)) == 1
     heard_itself = [e for e in recorder.of(SpeechStarted) if e.during_playback]
     assert heard_itself, "the reply played to the sink was not heard back through its monitor"
+
+
+def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_stop_over_it_works(
+    real_engines, monkeypatch
+):
+    """``energy_gate`` on a device whose echo comes back 330 ms after PortAudio took the audio
+    (PulseAudio asked for 300 ms of latency, as it raises a stream's latency after underruns on
+    a loaded CPU, or as a Bluetooth speaker is): the gate follows the measured delay. Before
+    it did, the robot took its own reply for a user 3 runs in 3 and answered itself."""
+    from edgevox.testing import ScriptedLLM
+    from edgevox.testing.pulse import private_pulseaudio, pulseaudio_installed, reinitialize_portaudio
+
+    if not pulseaudio_installed():
+        pytest.skip("the pulseaudio binary is absent (apt-get install pulseaudio pulseaudio-utils libportaudio2)")
+    from edgevox.engines.audio_sounddevice import SoundDeviceIn, SoundDeviceOut
+
+    story = " ".join(f"Part {n} of the story is about a robot that walks to the kitchen and back." for n in range(1, 9))
+    stop = speak(real_engines.tts, "Stop right now, please stop!", gain=1.0)
+    monkeypatch.setenv("PULSE_LATENCY_MSEC", "300")  # read by libpulse when each stream connects
+    with private_pulseaudio(rate_hz=16000):
+        reinitialize_portaudio()
+        bus = EventBus("slow-device")
+        recorder = Recorder(bus)
+        user = SoundDeviceOut(device="pulse", sample_rate_hz=16000, device_rate_hz=16000)
+        mic = SoundDeviceIn(device="pulse", device_rate_hz=16000)
+        tts = Quieter(real_engines.tts, 0.2)  # the user, near the microphone, is louder than the robot
+        speaker = SoundDeviceOut(device="pulse", sample_rate_hz=tts.sample_rate_hz, device_rate_hz=16000)
+        agent = LLMAgent("chat", llm=ScriptedLLM(default=story))
+        settings = VoiceSettings(echo_guard="energy_gate", barge_in=False)  # only the stop phrase stops it
+        loop = VoiceLoop(bus, real_engines.vad, real_engines.stt, agent, tts, mic, speaker, settings)
+        user.start()
+        loop.start()
+        try:
+            loop.submit_text("Tell me a story.")
+            first = recorder.wait_for(FirstAudio, timeout_s=30)
+            # The robot talks; the delay is measured after 3 s of it.
+            measured = recorder.wait_for(EchoDelayMeasured, timeout_s=30)
+            heard_itself = [e.turn_id for e in recorder.of(SpeechStarted)]
+            user.write(joined(stop, silence(0.8)))
+            stopped = recorder.wait_for(Stopped, timeout_s=30)
+            done = recorder.wait_for(TurnDone, timeout_s=10, turn_id=first.turn_id)
+            delay_ms = loop.echo_delay_ms
+        finally:
+            report = loop.stop(10)
+            user.stop()
+            bus.close()
+        reinitialize_portaudio()
+    assert report.clean, report
+    assert heard_itself == [], "the robot's own reply passed the energy gate as a user's speech"
+    assert delay_ms is not None and 250 <= delay_ms <= 450, delay_ms
+    assert measured.delay_ms == pytest.approx(delay_ms, abs=20) and measured.correlation >= 0.5, measured
+    assert stopped.phrase == "stop" and first.turn_id in (stopped.cancelled_turns or [])
+    assert done.status == "stopped" and len(done.spoken_text) < len(story) / 2

@@ -12,7 +12,7 @@ import pytest
 
 from edgevox.voice.events import FirstAudio, Stopped, TranscriptEvent, TurnDone, TurnStarted, WakeDetected
 
-from .voice_helpers import Recorder
+from .voice_helpers import Quieter, Recorder
 from .wake_audio import joined, silence, speak
 
 pytestmark = [pytest.mark.audio, pytest.mark.models]
@@ -31,18 +31,6 @@ wake:
   model: alexa
   window_s: 2.0
 """
-
-
-class Quieter:
-    """The real Piper voice with the robot's speaker turned down (a user near the microphone is
-    louder than the robot, so the energy gate can hear them over it)."""
-
-    def __init__(self, tts, gain: float) -> None:
-        self.tts, self.gain, self.sample_rate_hz = tts, gain, tts.sample_rate_hz
-
-    def synthesize(self, text: str):
-        for audio in self.tts.synthesize(text):
-            yield (self.gain * audio).astype(audio.dtype)
 
 
 def timeline(recorder: Recorder) -> str:

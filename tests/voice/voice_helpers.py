@@ -77,3 +77,15 @@ def tone(duration_s: float, amplitude: float = 0.3, rate_hz: int = 16000, freq_h
 
 def silence(duration_s: float, rate_hz: int = 16000) -> np.ndarray:
     return np.zeros(int(duration_s * rate_hz), dtype=np.float32)
+
+
+class Quieter:
+    """The real Piper voice with the robot's speaker turned down (a user near the microphone is
+    louder than the robot, so the energy gate can hear them over it)."""
+
+    def __init__(self, tts, gain: float) -> None:
+        self.tts, self.gain, self.sample_rate_hz = tts, gain, tts.sample_rate_hz
+
+    def synthesize(self, text: str):
+        for audio in self.tts.synthesize(text):
+            yield (self.gain * audio).astype(audio.dtype)
