@@ -131,7 +131,8 @@ class LatencyBench:
 
         ok = _wait(utterances_ended, deadline - time.monotonic())
         ok = app.wait_idle(max(0.1, deadline - time.monotonic())) and ok
-        gap_end = time.monotonic() + (config.voice.echo_tail_ms + 200) / 1000
+        echo_s = (config.voice.echo_tail_ms + (app.loop.echo_delay_ms or 0.0) + 200) / 1000  # the loop's echo tail
+        gap_end = time.monotonic() + echo_s
         _wait(lambda: time.monotonic() >= gap_end, 5)
         return app.wait_idle(max(0.1, deadline - time.monotonic())) and ok
 

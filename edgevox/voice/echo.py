@@ -180,7 +180,9 @@ class EchoDelay:
         power = np.concatenate([[0.0], np.cumsum(np.square(levels, dtype=np.float64))])
         lags = np.arange(self.max_blocks + 1)
         # Frame i heard at delay d ends at block (position_i - first) // block - d.
-        end = np.clip((positions[:, None] - first) // block - lags[None, :], self.frame_blocks, levels.shape[0])
+        end = np.clip(
+            (positions[:, None] - first + block // 2) // block - lags[None, :], self.frame_blocks, levels.shape[0]
+        )
         ref = _db(np.sqrt((power[end] - power[end - self.frame_blocks]) / self.frame_blocks))
         mic_c = mic - mic.mean()
         ref_c = ref - ref.mean(axis=0)

@@ -54,14 +54,14 @@ def play(room: Room, estimator: EchoDelay, seconds: float, *, start_s: float = 0
 
 
 @pytest.mark.parametrize("delay_ms", [40, 120, 330, 480])
-def test_the_delay_the_microphone_hears_the_output_at_is_measured_to_20_ms(delay_ms):
+def test_the_delay_the_microphone_hears_the_output_at_is_measured_to_10_ms(delay_ms):
     room = Room(speech_like(8.0, seed=delay_ms), delay_ms)
     estimator = EchoDelay(room.reference, FRAME_MS)
     play(room, estimator, 2.9)
     assert estimator.delay_samples is None, "measured before the history was full"
     play(room, estimator, 1.1, start_s=2.9)
     assert estimator.delay_samples is not None, f"no measure (correlation {estimator.correlation:.2f})"
-    assert abs(estimator.delay_samples - room.delay) <= 2 * room.reference.block_samples, (
+    assert abs(estimator.delay_samples - room.delay) <= room.reference.block_samples, (
         estimator.delay_samples,
         room.delay,
     )
@@ -73,12 +73,12 @@ def test_a_delay_that_grows_mid_reply_is_followed_and_a_user_talking_over_it_kee
     near, far = Room(audio, 60), Room(audio, 330)  # PulseAudio raised the stream's latency
     estimator = EchoDelay(near.reference, FRAME_MS)
     play(near, estimator, 4.0)
-    assert abs(estimator.delay_samples - near.delay) <= 2 * near.reference.block_samples
+    assert abs(estimator.delay_samples - near.delay) <= near.reference.block_samples
     play(far, estimator, 4.0, start_s=4.0)
-    assert abs(estimator.delay_samples - far.delay) <= 2 * far.reference.block_samples
+    assert abs(estimator.delay_samples - far.delay) <= far.reference.block_samples
     play(far, estimator, 3.0, start_s=8.0, user=0.3)  # loud speech over the robot: no good match
     assert estimator.correlation < estimator.min_correlation
-    assert abs(estimator.delay_samples - far.delay) <= 2 * far.reference.block_samples
+    assert abs(estimator.delay_samples - far.delay) <= far.reference.block_samples
 
 
 def test_a_microphone_that_does_not_hear_the_output_gives_no_measure():
