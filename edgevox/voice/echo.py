@@ -67,8 +67,10 @@ class PlaybackReference:
         self._spans: deque[tuple[int, np.ndarray]] = deque()
         self._keep_samples = int(keep_s * sample_rate_hz)
 
-    def add(self, start_pos: int, samples: np.ndarray) -> None:
-        """Record ``samples`` that will play from absolute output sample ``start_pos``."""
+    def add(self, start_pos: int, samples: np.ndarray, played_pos: int) -> None:
+        """Record ``samples`` that will play from absolute output sample ``start_pos``; forget
+        audio that finished playing ``keep_s`` before ``played_pos`` (the device's position now:
+        a long reply is written far ahead of playback, and what is still to play must stay)."""
         n = samples.shape[0] // self.block_samples * self.block_samples
         if n == 0:
             blocks = np.array([rms(samples)], dtype=np.float32)
@@ -79,8 +81,11 @@ class PlaybackReference:
                 blocks = np.append(blocks, np.float32(rms(samples[n:])))
         with self._lock:
             self._spans.append((start_pos, blocks))
-            while self._spans and self._spans[0][0] < start_pos - self._keep_samples:
+            while self._spans and self._end(self._spans[0]) < played_pos - self._keep_samples:
                 self._spans.popleft()
+
+    def _end(self, span: tuple[int, np.ndarray]) -> int:
+        return span[0] + span[1].shape[0] * self.block_samples
 
     def forget_after(self, pos: int) -> None:
         """Drop references to audio after ``pos`` (it was cleared and will never play)."""

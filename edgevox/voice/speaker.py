@@ -325,11 +325,12 @@ class Speaker:
                 with self._cond:
                     if turn.halted or turn.token.cancelled:
                         return  # halted while synthesizing: never write stale audio
-                    start = max(self._write_pos, self.audio_out.played_samples)
+                    played = self.audio_out.played_samples
+                    start = max(self._write_pos, played)
                     start_pos = start if start_pos is None else start_pos
                     self.audio_out.write(audio)
                     self._write_pos = start + audio.shape[0]
-                    self.reference.add(start, audio)
+                    self.reference.add(start, audio, played)
                     if turn.start_pos is None:
                         turn.start_pos = start
                         turn.written_at = time.time()

@@ -35,7 +35,7 @@ class Room:
         self.rng = np.random.default_rng(7)
         chunk = OUT_HZ // 2  # written in half-second chunks, as the speaker writes sentences
         for start in range(0, audio.shape[0], chunk):
-            self.reference.add(start, audio[start : start + chunk])
+            self.reference.add(start, audio[start : start + chunk], 0)
 
     def heard(self, played: int, user: float = 0.0) -> float:
         """The frame the microphone delivers when the device has taken ``played`` samples."""
@@ -98,8 +98,8 @@ def test_before_a_measure_the_speaker_gates_against_the_loudest_output_of_the_lo
     out = SimpleNamespace(sample_rate_hz=OUT_HZ, played_samples=0)  # echo_level reads only these
     speaker = Speaker(FakeTTS(sample_rate_hz=OUT_HZ), out, print, session_id="s", on_error=print)  # type: ignore[arg-type]
     loud, quiet = np.full(OUT_HZ // 10, 0.8, np.float32), np.full(OUT_HZ, 0.05, np.float32)
-    speaker.reference.add(0, loud)
-    speaker.reference.add(loud.shape[0], quiet)
+    speaker.reference.add(0, loud, 0)
+    speaker.reference.add(loud.shape[0], quiet, 0)
     out.played_samples = loud.shape[0] + int(OUT_HZ * (MAX_ECHO_DELAY_MS - 100) / 1000)  # the loud part 400 ms ago
     assert speaker.echo_level(50, None) == pytest.approx(0.8)  # what the room may still be playing back
     assert speaker.echo_level(50, 0) == pytest.approx(0.05)  # measured: no delay, only the quiet part

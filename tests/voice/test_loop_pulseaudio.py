@@ -8,6 +8,7 @@ must ignore that). Skips only when the ``pulseaudio`` binary is absent.
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -16,7 +17,15 @@ from edgevox.agents.llm_agent import LLMAgent
 from edgevox.engines.audio_wav import read_wav
 from edgevox.engines.resample import resample
 from edgevox.runtime.bus import EventBus
-from edgevox.voice.events import EchoDelayMeasured, FirstAudio, SpeechStarted, Stopped, TranscriptEvent, TurnDone
+from edgevox.voice.events import (
+    ChunkSynthesized,
+    EchoDelayMeasured,
+    FirstAudio,
+    SpeechStarted,
+    Stopped,
+    TranscriptEvent,
+    TurnDone,
+)
 from edgevox.voice.loop import VoiceLoop, VoiceSettings
 
 from .voice_helpers import Quieter, Recorder
@@ -74,7 +83,11 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
     """``energy_gate`` on a device whose echo comes back 330 ms after PortAudio took the audio
     (PulseAudio asked for 300 ms of latency, as it raises a stream's latency after underruns on
     a loaded CPU, or as a Bluetooth speaker is): the gate follows the measured delay. Before
-    it did, the robot took its own reply for a user 3 runs in 3 and answered itself."""
+    it did, the robot took its own reply for a user 3 runs in 3 and answered itself.
+
+    The story (about 48 s) is written far ahead of playback: the gate must still know the level
+    of what plays now once more than 30 s is queued (it forgot it, and the rest of a long reply
+    passed the gate as a user's speech)."""
     from edgevox.testing import ScriptedLLM
     from edgevox.testing.pulse import private_pulseaudio, pulseaudio_installed, reinitialize_portaudio
 
@@ -82,7 +95,9 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
         pytest.skip("the pulseaudio binary is absent (apt-get install pulseaudio pulseaudio-utils libportaudio2)")
     from edgevox.engines.audio_sounddevice import SoundDeviceIn, SoundDeviceOut
 
-    story = " ".join(f"Part {n} of the story is about a robot that walks to the kitchen and back." for n in range(1, 9))
+    story = " ".join(
+        f"Part {n} of the story is about a robot that walks to the kitchen and back." for n in range(1, 13)
+    )
     stop = speak(real_engines.tts, "Stop right now, please stop!", gain=1.0)
     monkeypatch.setenv("PULSE_LATENCY_MSEC", "300")  # read by libpulse when each stream connects
     with private_pulseaudio(rate_hz=16000):
@@ -103,6 +118,14 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
             first = recorder.wait_for(FirstAudio, timeout_s=30)
             # The robot talks; the delay is measured after 3 s of it.
             measured = recorder.wait_for(EchoDelayMeasured, timeout_s=30)
+
+            def written_s() -> float:
+                chunks = [e for e in recorder.of(ChunkSynthesized) if e.turn_id == first.turn_id]
+                return sum(e.samples for e in chunks) / tts.sample_rate_hz
+
+            recorder.wait_until(lambda: written_s() > 35, timeout_s=60)
+            with contextlib.suppress(AssertionError):  # 3 s of the story with more than 30 s queued
+                recorder.wait_for(SpeechStarted, timeout_s=3)
             heard_itself = [e.turn_id for e in recorder.of(SpeechStarted)]
             user.write(joined(stop, silence(0.8)))
             stopped = recorder.wait_for(Stopped, timeout_s=30)

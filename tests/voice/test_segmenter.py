@@ -278,13 +278,30 @@ def test_vocabulary_reads_nested_enums_and_deduplicates():
 
 def test_playback_reference_level_and_forget():
     ref = PlaybackReference(16000, block_ms=10)
-    ref.add(0, np.full(1600, 0.5, dtype=np.float32))
-    ref.add(1600, np.full(1600, 0.1, dtype=np.float32))
+    ref.add(0, np.full(1600, 0.5, dtype=np.float32), 0)
+    ref.add(1600, np.full(1600, 0.1, dtype=np.float32), 0)
     assert ref.level(800, 160) == pytest.approx(0.5)
     assert ref.level(2400, 160) == pytest.approx(0.1, rel=1e-3)
     assert ref.level(10000, 160) == 0.0
     ref.forget_after(1600)
     assert ref.level(2400, 160) == 0.0
+
+
+def test_a_reply_written_far_ahead_of_playback_keeps_its_reference_until_it_has_played():
+    """A 48 s story is synthesized and written within its first seconds of playback. The echo
+    gate needs the level of what plays now; dropping spans 30 s older than the newest write (as
+    it did) left nothing at the playing position, so the whole rest of the story passed the
+    gate as a user's speech (CI: an 8 s "utterance" of the robot's own story)."""
+    rate = 22050
+    ref = PlaybackReference(rate, block_ms=10, keep_s=30.0)
+    chunk = np.full(4 * rate, 0.1, dtype=np.float32)
+    for i in range(12):  # written while the first 5 s play
+        ref.add(i * chunk.shape[0], chunk, played_pos=int(i * 0.4 * rate))
+    assert ref.level(4 * rate, rate // 10) == pytest.approx(0.1, rel=1e-3)
+    assert ref.level(47 * rate, rate // 10) == pytest.approx(0.1, rel=1e-3)
+    ref.add(12 * chunk.shape[0], chunk, played_pos=45 * rate)  # 45 s later: what played before 15 s goes
+    assert ref.level(2 * rate, rate // 10) == 0.0
+    assert ref.level(20 * rate, rate // 10) == pytest.approx(0.1, rel=1e-3)
 
 
 def test_a_pause_hinted_a_complete_statement_waits_between_the_short_and_the_long_silence():
