@@ -252,6 +252,13 @@ def wait_for_the_test():
 """
 
 
+def _as_started_from_a_terminal() -> None:
+    """The child's Ctrl-C as a terminal's foreground command has it. A shell without job control
+    starts ``cmd &`` with SIGINT ignored, and Python then installs no KeyboardInterrupt handler:
+    a test run started that way (``bash .ci/run &``) would hand the ignore down to the child."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_when_ready(args: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run ``edgevox args``; when the child reports it reached the phase, send SIGINT."""
     ready_r, ready_w = os.pipe()
@@ -264,6 +271,7 @@ def interrupt_when_ready(args: list[str], *, env: dict[str, str], cwd: Path) -> 
         env={**os.environ, **env, "EV_READY_FD": str(ready_w), "EV_GO_FD": str(go_r)},
         cwd=cwd,
         pass_fds=(ready_w, go_r),
+        preexec_fn=_as_started_from_a_terminal,
     )
     os.close(ready_w)
     os.close(go_r)
