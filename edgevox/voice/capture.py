@@ -196,16 +196,15 @@ class Capture:
         delay; before a measure, the longest under ``energy_gate`` (which only gates the echo,
         against the reply's last words) and none under ``half_duplex`` (where the tail is deaf to
         all but a stop, so a guess would lose what the user says)."""
-        measured = self.echo_delay.delay_samples
+        measured = self.echo_delay.delay_ms
         if measured is not None:
-            return 1000 * measured / self.audio_out.sample_rate_hz
+            return measured
         return MAX_ECHO_DELAY_MS if guard == "energy_gate" else 0.0
 
     def _publish_echo_delay(self) -> None:
-        delay = self.echo_delay.delay_samples or 0
         self.q.publish(
             EchoDelayMeasured(
-                delay_ms=round(1000 * delay / self.audio_out.sample_rate_hz, 1),
+                delay_ms=round(self.echo_delay.delay_ms or 0.0, 1),
                 correlation=round(self.echo_delay.correlation, 3),
             )
         )

@@ -164,6 +164,12 @@ class EchoDelay:
         self.correlation = 0.0
         """The correlation of the last measure taken."""
 
+    @property
+    def delay_ms(self) -> float | None:
+        """The measured delay in milliseconds; ``None`` until the first good measure."""
+        delay = self.delay_samples
+        return None if delay is None else 1000 * delay / self.reference.sample_rate_hz
+
     def observe(self, played_pos: int, frame_rms: float) -> bool:
         """A microphone frame heard while the output was at ``played_pos`` (capture thread).
         True when this frame gave the first measure or a different one."""

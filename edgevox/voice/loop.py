@@ -215,8 +215,7 @@ class VoiceLoop:
     def echo_delay_ms(self) -> float | None:
         """How late the microphone hears the output, as measured while the robot speaks
         (:class:`~edgevox.voice.echo.EchoDelay`); ``None`` before a measure."""
-        delay = self._capture.echo_delay.delay_samples
-        return None if delay is None else 1000 * delay / self.audio_out.sample_rate_hz
+        return self._capture.echo_delay.delay_ms
 
     @property
     def device_reopens(self) -> int:
