@@ -53,11 +53,11 @@ from edgevox.agents.grammar import (
     schema_grammar,
     tool_call_grammar,
 )
-from edgevox.agents.intent import analyze, answer_polarity
 from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_calls
 from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
-from edgevox.agents.resolver_words import tokenize
 from edgevox.agents.tools import Tool, ToolCall
+from edgevox.language.intent import analyze, answer_polarity
+from edgevox.language.terms import tokenize
 
 NONE_CHOICE = "none"
 """The choice that means "answer in words" in a tool-name grammar."""
@@ -117,6 +117,9 @@ class PendingCall:
     missing: tuple[str, ...]
     question: str
     expires_at_s: float
+    request: str = ""
+    """The request the question was about: an answer completes it ("turn thirty degrees" +
+    "left")."""
 
 
 @dataclass(frozen=True)
@@ -146,11 +149,13 @@ class Clarifications:
         self._pending: OrderedDict[str, PendingCall] = OrderedDict()
         self._lock = threading.Lock()
 
-    def ask(self, session_id: str, decision: Decision) -> None:
-        """Remember ``decision.proposed`` for ``session_id``'s next turn."""
+    def ask(self, session_id: str, decision: Decision, request: str = "") -> None:
+        """Remember ``decision.proposed`` (asked about ``request``) for ``session_id``'s next turn."""
         if decision.proposed is None or decision.clarify is None:
             return
-        pending = PendingCall(decision.proposed, decision.missing, decision.clarify, self._clock() + self.ttl_s)
+        pending = PendingCall(
+            decision.proposed, decision.missing, decision.clarify, self._clock() + self.ttl_s, request
+        )
         with self._lock:
             self._pending.pop(session_id, None)
             self._pending[session_id] = pending
@@ -183,9 +188,14 @@ class Clarifications:
         new = SchemaResolver(tools).propose(text)
         if new.call is not None and new.call[0] != p.call.name:
             return ClarifyAnswer("none")
-        # "two meters", "the bedroom": the value the question asked for completes the call.
-        ex = SchemaResolver([t]).extract(t, text)
+        # "two meters", "the bedroom": the value the question asked for completes the call;
+        # "left" (after "Which way should I turn?") completes it together with the request.
+        resolver = SchemaResolver([t])
+        ex = resolver.extract(t, text)
         filled = {k: ex.found[k] for k in p.missing if k in ex.found}
+        if len(filled) < len(p.missing) and p.request:
+            whole = resolver.extract(t, f"{p.request}, {text}")
+            filled |= {k: whole.found[k] for k in p.missing if k in whole.found and k not in filled}
         if len(filled) < len(p.missing):
             return ClarifyAnswer("none")
         return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **filled}))
@@ -430,7 +440,8 @@ class SchemaFirstDecoder:
             )
         if proposal.sure:
             call = ToolCall(proposal.call[0], proposal.call[1]) if proposal.call else None
-            return Decision(call, decided_by="schema", details=details)
+            more = tuple(ToolCall(name, dict(args)) for name, args in proposal.plan[1:])
+            return Decision(call, more=more, decided_by="schema", details=details)
         if intent is not None and intent.kind not in ("command", "question"):
             return Decision(None, decided_by="schema", details=details)  # never reached: kept as a guard
         text = intent.clause if intent is not None else request.text

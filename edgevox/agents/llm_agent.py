@@ -311,7 +311,7 @@ class LLMAgent(AgentBase):
                 decision = self.decoder.decide(self._request(task, messages, ctx, hop))
             result.data.setdefault("decided_by", decision.decided_by)
             if decision.clarify is not None:  # likely but uncertain: ask, never guess
-                clarifications.ask(ctx.session_id, decision)
+                clarifications.ask(ctx.session_id, decision, task)
                 result.data["clarify"] = decision.clarify
                 yield from self.emit_text(decision.clarify, ctx, result)
                 return

@@ -18,7 +18,7 @@ utterances:
 - **Signs** come from the parameter's docstring: a clause with "negative" names the
   negative direction ("Negative for backwards (back, reverse).", "Negative lowers it",
   "negative = counter-clockwise"), a clause with "positive" the positive one. Direction
-  words are widened to their synonyms and opposites by ``resolver_words.DIRECTIONS`` (general
+  words are widened to their synonyms and opposites by ``language.terms.DIRECTIONS`` (general
   English: lower/down/descend vs raise/up/lift...), so "Negative lowers it" also reads
   "move the arm down" as negative and "raise it" as positive. An explicit "minus" or
   "negative" in the utterance always wins; cues of both directions make it ask.
@@ -46,20 +46,19 @@ over to a new tool set; the schema does.
 
 Modules: this one ranks the tools and decides (:class:`SchemaResolver`, :class:`Proposal`,
 the clarifying questions); :mod:`~edgevox.agents.resolver_args` indexes each tool and
-extracts argument values; :mod:`~edgevox.agents.resolver_words` holds the word rules
+extracts argument values; :mod:`~edgevox.language.terms` holds the word rules
 (tokens, stems, function words, sign conventions).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from edgevox.agents.intent import Intent, analyze
-from edgevox.agents.numbers import UNIT_NAMES
 from edgevox.agents.resolver_args import (
+    QUOTED,
+    WHICH_WAY,
     Extraction,
     ToolIndex,
     anyof_type,
@@ -68,8 +67,12 @@ from edgevox.agents.resolver_args import (
     index_tool,
     is_string,
 )
-from edgevox.agents.resolver_words import FUNCTION_WORDS, stem, tokenize
 from edgevox.agents.tools import Tool
+from edgevox.language.frames import ToolFrame
+from edgevox.language.intent import Intent, analyze
+from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
+from edgevox.language.requests import RequestFrame, read_request
+from edgevox.language.terms import stem, tokenize
 
 
 def is_statement(text: str) -> bool:
@@ -102,6 +105,9 @@ class Proposal:
     intent: Intent | None = None
     problems: dict[str, dict[str, str]] = field(default_factory=dict)
     """Per candidate tool: argument -> why its value is not usable (unit, range, ambiguous)."""
+    plan: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Several calls to run in order (a compound request whose every part is sure); ``call``
+    is then the first."""
 
 
 ARGUMENTS_ONLY = "only argument values matched"
@@ -110,37 +116,15 @@ ARGUMENTS_ONLY = "only argument values matched"
 
 
 class SchemaResolver:
-    """Proposes tool calls from the tools' schemas alone (no model, microseconds per call).
+    """Proposes tool calls from the tools' frames alone (no model; a few ms per request).
 
     Thread-safe after construction (read-only state).
     """
 
-    def __init__(
-        self,
-        tools: Iterable[Tool],
-        *,
-        min_trigger: float = 1.0,
-        margin: float = 0.75,
-        required_bonus: float = 1.0,
-        missing_penalty: float = 1.5,
-    ) -> None:
+    def __init__(self, tools: Iterable[Tool], *, min_trigger: float = 1.0, margin: float = 0.5) -> None:
         self.min_trigger = min_trigger
         self.margin = margin
-        self.required_bonus = required_bonus
-        self.missing_penalty = missing_penalty
         self._index = [index_tool(t) for t in tools]
-        df: dict[str, int] = {}
-        for entry in self._index:
-            for w in entry.vocab:
-                df[w] = df.get(w, 0) + 1
-        self._value_phrases = {
-            tuple(stem(w) for w, _, _ in tokenize(str(v)))
-            for e in self._index
-            for prop in e.tool.parameters.get("properties", {}).values()
-            for v in enum_values(prop)
-        }
-        n = max(len(self._index), 1)
-        self._idf = {w: math.log((n + 1) / c) for w, c in df.items()}
 
     # -- index -----------------------------------------------------------------------------
 
@@ -148,17 +132,26 @@ class SchemaResolver:
     def tools(self) -> list[Tool]:
         return [e.tool for e in self._index]
 
+    def frames(self) -> list[ToolFrame]:
+        return [e.frame for e in self._index]
+
     # -- proposal --------------------------------------------------------------------------
 
     def propose(self, text: str) -> Proposal:
         """What to do about ``text``: only a request acts (see ``intent.py``); a question may
-        call a query tool; anything else is answered in words."""
+        call a query tool; anything else is answered in words. Several command clauses
+        ("turn left and then move forward one metre") are one plan, run in order, only when
+        every part is sure."""
         intent = analyze(text)
         if intent.kind in ("negated", "report", "hypothetical", "statement"):
             return Proposal(None, True, reason=f"{intent.kind}: {intent.reason}", intent=intent)
         if intent.kind == "question" and not intent.may_query:
             return Proposal(None, True, reason=f"a question: {intent.reason}", intent=intent)
-        proposal = self._propose(intent.clause, query_only=intent.kind == "question")
+        parts = [c.text for c in intent.clauses if c.kind == "command"] if intent.kind == "command" else []
+        if len(parts) > 1:
+            proposal = self._plan(parts)
+        else:
+            proposal = self._propose(intent.clause, query_only=intent.kind == "question")
         proposal.intent = intent
         if intent.elliptical and proposal.call is None and not proposal.sure:
             # "the green block": no verb and no tool word, so nothing asks for an action.
@@ -168,10 +161,42 @@ class SchemaResolver:
         if intent.confirm and proposal.call is not None and proposal.clarify is None:
             name, args = proposal.call
             entry = self._entry(name)
-            takes_time = any(entry.units.get(p, ("",))[0] == "time" for p in args)
+            takes_time = any((u := entry.units.get(p)) is not None and u.dimension == "time" for p in args)
             if not (intent.confirm == "duration" and takes_time):  # "a timer in five minutes" is its argument
                 proposal.clarify = self.confirm_question(intent.confirm, name, args)
+                proposal.plan = []
         return proposal
+
+    def _plan(self, parts: list[str]) -> Proposal:
+        """One proposal for several command clauses: a plan when each part is a sure call
+        (a part said twice, "stop, stop!", is said once for emphasis); else nothing runs and
+        the first part that is not sure is asked about, or said to be impossible."""
+        proposals = [self._propose(p) for p in parts]
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for i, p in enumerate(proposals):
+            if p.call is not None and p.sure and p.clarify is None:
+                if not calls or calls[-1] != p.call:
+                    calls.append(p.call)
+                continue
+            done = " and ".join(self.describe(*c) for c in calls)
+            if p.call is None:
+                question = f"I can't do '{parts[i]}'." + (f" Should I just {done}?" if done else "")
+                first = proposals[0]
+                return Proposal(
+                    first.call if done else None, True, reason=f"part {i + 1} names no tool", clarify=question
+                )
+            if p.clarify is None:
+                p.clarify = f"Did you mean {self.describe(*p.call)}?"
+            if done:
+                # Nothing runs until every part is clear: say so before asking.
+                p.clarify = f"Before I {done}: {p.clarify[0].lower()}{p.clarify[1:]}"
+            p.sure = True
+            return p
+        first = proposals[0]
+        first.plan = calls
+        first.call = calls[0]
+        first.reason = f"a plan of {len(calls)} calls" if len(calls) > 1 else first.reason
+        return first
 
     def confirm_question(self, why: str, name: str, arguments: dict[str, Any]) -> str:
         """Ask before acting on a likely but unsure request (see ``Intent.confirm``)."""
@@ -182,69 +207,91 @@ class SchemaResolver:
 
     def _propose(self, text: str, *, query_only: bool = False) -> Proposal:
         tokens = tokenize(text)
-        words = [t for t, _, _ in tokens]
-        stems = {stem(w) for w in words if w not in FUNCTION_WORDS and not w[0].isdigit()}
-        # Words of a value named whole ("charging dock") are that argument, not a tool word
-        # ("where is the charging dock" is not about the battery's *charge*).
-        stems -= self._named_value_stems(words)
+        request = read_request(text)
+        stems = [stem(w) for w, _, _ in tokens]
         scores: dict[str, float] = {}
-        triggers: dict[str, float] = {}
+        matches: dict[str, Match] = {}
+        evidence: dict[str, float] = {}
         found: dict[str, dict[str, Any]] = {}
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
-        arg_hits: dict[str, int] = {}
         for entry in self._index:
             if query_only and not entry.query:
                 continue
             name = entry.tool.name
             ex = extract_from(entry, text, tokens)
-            args, miss = ex.found, ex.missing
-            # Parameter words ("minutes", "meters") identify a tool only next to a value for it.
-            valued = [p for p in [*args, *ex.problems] if not is_string(entry.tool, p)]
-            trig = sum(
-                self._idf.get(s, 0.0) * entry.vocab[s]
-                for s in stems
-                if s in entry.vocab and (entry.vocab[s] >= 1.0 or valued)
-            )
-            fit = self.required_bonus * sum(1 for r in entry.tool.required if r in valued)
-            fit -= self.missing_penalty * len([m for m in miss if m not in ex.problems])
-            triggers[name] = trig
-            scores[name] = trig + fit
-            found[name], missing[name], problems[name], arg_hits[name] = args, miss, ex.problems, ex.hits
-        ranked = sorted(scores, key=lambda n: (triggers[n] >= self.min_trigger, scores[n]), reverse=True)
-        best = ranked[0] if ranked else None
+            m = match(request, entry.frame)
+            if entry.query and not query_only and request.has_verb and m.verb < NEAR:
+                continue  # a command asks for an action: a reading tool only when its verb names it
+            # Argument evidence ranks tools a verb or an object named; it never selects one.
+            ev = 0.5 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
+            ev += 0.25 * sum(1 for p in ex.found if entry.units.get(p) is not None)
+            ev = min(ev, 1.0)
+            matches[name], evidence[name] = m, ev
+            scores[name] = m.trigger + ev
+            found[name], missing[name], problems[name] = ex.found, ex.missing, ex.problems
+        def is_named(n: str) -> bool:
+            # A verb or an object names the tool; a verb only near in meaning ("turn" for
+            # ``rotate``) names it when the tool also understands the request's values.
+            m = matches[n]
+            if query_only:  # a question to a tool that only reads: harmless, a hint is enough
+                return m.trigger >= OTHER_OBJECT
+            return m.trigger >= self.min_trigger or (m.verb >= NEAR and evidence[n] >= 0.5)
+
+        ranked = sorted(scores, key=lambda n: (is_named(n), scores[n]), reverse=True)
 
         def proposal(call: Any, sure: bool, candidates: list[str], reason: str, clarify: str | None = None) -> Proposal:
             return Proposal(call, sure, candidates, found, missing, scores, reason, clarify, None, problems)
 
-        if best is None or triggers[best] < self.min_trigger:
-            arg_only = [n for n in ranked if arg_hits[n] > 0]
-            if not arg_only:
-                return proposal(None, True, [], "no tool words in the request")
+        named = [n for n in ranked if is_named(n)]
+        if not named:
+            arg_only = [n for n in ranked if evidence[n] > 0]
+            if not arg_only or not request.has_verb:
+                return proposal(None, True, [], "no tool is named by the request's verb or objects")
             return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
-        others = [n for n in ranked[1:] if triggers[n] >= self.min_trigger]
-        second = scores[others[0]] if others else -math.inf
-        candidates = [best] + [n for n in others if scores[n] > scores[best] - 2 * self.margin][:2]
-        call = (best, found[best])
-        if scores[best] - second < self.margin:
-            return proposal(call, False, candidates, f"close second: {others[0]}")
+        best = named[0]
+        m = matches[best]
         entry = self._entry(best)
+        frame = entry.frame
+        if m.verb < EXACT and not QUOTED.search(text):
+            # Free words are a value only when the tool's own verb introduced them ("say
+            # hello"); after another verb ("tell me a joke") they describe, they do not quote.
+            for p in [p for p in found[best] if is_string(entry.tool, p)]:
+                del found[best][p]
+                if p in entry.tool.required:
+                    missing[best].append(p)
+        candidates = [best] + [n for n in named[1:] if scores[n] > scores[best] - 2 * self.margin][:2]
+        call = (best, found[best])
+        reason = m.how or "named"
+        if len(named) > 1 and scores[best] - scores[named[1]] < self.margin:
+            return proposal(call, False, candidates, f"close second: {named[1]} ({reason})")
         for pname, why in problems[best].items():
             return proposal(call, True, candidates, f"{pname}: {why}", self.question(entry, pname, why))
-        unfillable = [m for m in missing[best] if not is_string(entry.tool, m)]
+        unfillable = [p for p in missing[best] if not is_string(entry.tool, p)]
         if unfillable:
             return proposal(call, True, candidates, f"missing {unfillable}", self.question(entry, unfillable[0]))
         if missing[best]:
             return proposal(call, False, candidates, f"missing {missing[best]}")
-        return proposal(call, True, candidates, "schema match")
+        enum_named = any(frame.param(p) is not None and frame.param(p).kind == "enum" for p in found[best])  # type: ignore[union-attr]
+        if not self._sure_of_tool(m, frame, request, query_only, enum_named):
+            question = f"Did you mean {self.describe(best, found[best])}?"
+            return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
+        return proposal(call, True, candidates, reason)
 
-    def _named_value_stems(self, words: list[str]) -> set[str]:
-        text = " " + " ".join(stem(w) for w in words) + " "
-        named: set[str] = set()
-        for phrase in self._value_phrases:
-            if len(phrase) > 1 and f" {' '.join(phrase)} " in text:
-                named |= set(phrase)
-        return named
+    @staticmethod
+    def _sure_of_tool(m: Match, frame: ToolFrame, request: RequestFrame, query_only: bool, enum_named: bool) -> bool:
+        """Act without asking? A question to a reading tool needs only a named object or verb;
+        an action needs its verb (same or a synonym), or a weaker verb with its object; an
+        action with no argument (land, return home) needs its own verb."""
+        if query_only:
+            return m.trigger >= 1.0
+        if frame.drastic:
+            return m.verb >= EXACT  # its own verb, said as it is
+        if m.verb >= SYNONYM:
+            return True
+        if m.verb >= LIGHT and (m.objects >= 1.0 or enum_named):
+            return True  # "set the volume", "put it in slow mode", "go to the kitchen"
+        return not request.has_verb and m.objects >= 1.0  # "lights off in the kitchen"
 
     def _entry(self, name: str) -> ToolIndex:
         return next(e for e in self._index if e.tool.name == name)
@@ -296,11 +343,13 @@ class SchemaResolver:
                 return f"Which {what}: {', '.join(shown[:-1])} or {shown[-1]}?"
             return f"Which {what}?"
         kind = prop.get("type") or anyof_type(prop)
+        if problem.startswith(WHICH_WAY):
+            return f"Which way should I {verb}: {problem[len(WHICH_WAY) :].strip()}?"
         if kind == "boolean":
             return f"Should I {verb} on or off?"
         if kind in ("number", "integer"):
             unit = entry.units.get(pname)
-            uname = UNIT_NAMES.get(unit) if unit else None
+            uname = unit.spoken if unit else None
             lo, hi = (
                 prop.get("minimum", prop.get("exclusiveMinimum")),
                 prop.get("maximum", prop.get("exclusiveMaximum")),
@@ -308,7 +357,7 @@ class SchemaResolver:
             prefix = ""
             if problem.startswith("out of bounds") and lo is not None and hi is not None:
                 prefix = f"I can {verb} from {lo:g} to {hi:g}{' ' + uname if uname else ''}. "
-            if unit is not None and unit[0] == "length":
+            if unit is not None and unit.dimension == "length":
                 return f"{prefix}How far should I {verb}, in {uname}?"
             if uname:
                 return f"{prefix}How many {uname} should I {verb}?"
@@ -324,7 +373,7 @@ class SchemaResolver:
                 parts.append("on" if value else "off")
             elif isinstance(value, (int, float)):
                 unit = entry.units.get(pname)
-                parts.append(f"{value:g} {UNIT_NAMES.get(unit, '')}".strip() if unit else f"{value:g}")
+                parts.append(f"{value:g} {unit.spoken}" if unit else f"{value:g}")
             elif str(value) not in parts:  # a value said once ("handler", not "handler handler handler")
                 parts.append(str(value))
         return " ".join(parts)

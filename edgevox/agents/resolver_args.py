@@ -10,33 +10,35 @@ the reason (:attr:`Extraction.problems`) so the resolver asks instead of guessin
 
 from __future__ import annotations
 
+import json
+import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from edgevox.agents.intent import is_query_tool
-from edgevox.agents.numbers import (
-    UNIT_NAMES,
-    Unit,
-    as_number,
-    convert,
-    find_numbers,
-    parameter_unit,
-    same_dimension,
-    spoken_unit,
-)
-from edgevox.agents.resolver_words import (
+from edgevox.agents.tools import Tool
+from edgevox.language.frames import ToolFrame, read_frame
+from edgevox.language.numbers import as_number, find_numbers, spoken_unit
+from edgevox.language.terms import (
     DETERMINERS,
+    DIRECTIONS,
     FALSE_WORDS,
     FUNCTION_WORDS,
     TRUE_WORDS,
     SignRule,
+    bool_rule,
     content_stems,
-    sign_rule,
     stem,
     tokenize,
 )
-from edgevox.agents.tools import Tool
+from edgevox.language.units import Unit, convert, same_dimension
 
+QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
+"""A quotation ("say \"dinner is ready\"") is a string value as it is."""
+INDEFINITES = frozenset("something anything everything stuff whatever it that this them".split())
+"""Words that name nothing in particular: never a string value ("say something")."""
+WHICH_WAY = "no direction said:"
+"""Start of ``Extraction.problems[p]`` when a signed value was said without its direction."""
 AMBIGUOUS_NUMBER_JOINERS = frozenset(("or", "to"))
 """"two or three meters", "five to ten minutes": a range is not a value; ask."""
 
@@ -44,17 +46,38 @@ AMBIGUOUS_NUMBER_JOINERS = frozenset(("or", "to"))
 @dataclass
 class ToolIndex:
     tool: Tool
+    frame: ToolFrame
+    """How the tool reads: verbs, objects, parameters (see :mod:`edgevox.language.frames`)."""
     vocab: dict[str, float]
     signs: dict[str, SignRule]
     unit_words: dict[str, frozenset[str]]
     units: dict[str, Unit] = field(default_factory=dict)
-    """The measurement unit each numeric parameter declares (see ``numbers.parameter_unit``)."""
+    """The measurement unit each numeric parameter declares (see ``units.parameter_unit``)."""
     query: bool = False
-    """Only reads the world (may answer a question, see ``intent.is_query_tool``)."""
+    """Only reads the world (may answer a question, see ``ToolFrame.reads``)."""
+    bools: dict[str, SignRule] = field(default_factory=dict)
+    """What sets each boolean parameter true or false, read from its text (``bool_rule``)."""
+
+
+_FRAMES: dict[str, ToolFrame] = {}
+_FRAMES_LOCK = threading.Lock()
+
+
+def tool_frame(t: Tool) -> ToolFrame:
+    """The tool's frame, read once per distinct (name, description, schema)."""
+    key = json.dumps([t.name, t.description, t.parameters], sort_keys=True, default=str)
+    with _FRAMES_LOCK:
+        frame = _FRAMES.get(key)
+    if frame is None:
+        frame = read_frame(t.name, t.description, t.parameters)
+        with _FRAMES_LOCK:
+            _FRAMES[key] = frame
+    return frame
 
 
 def index_tool(t: Tool) -> ToolIndex:
-    """The words, sign rules and units of one tool, read from its schema."""
+    """The words, sign rules and units of one tool, read from its schema and docstring."""
+    frame = tool_frame(t)
     vocab: dict[str, float] = {}
 
     def add(text: str, weight: float) -> None:
@@ -72,20 +95,18 @@ def index_tool(t: Tool) -> ToolIndex:
         add(words, 0.5)
         add(desc, 0.5)
         units[pname] = frozenset(content_stems(words + " " + desc))
-        measure = parameter_unit(pname, desc)
-        if measure is not None:
-            measures[pname] = measure
-        rule = sign_rule(desc)
-        if rule is not None:
-            signs[pname] = rule
-            for cue in rule.negative | rule.positive:  # "lift" for "Negative lowers it"
-                vocab[cue] = max(vocab.get(cue, 0.0), 0.5)
+        pf = frame.param(pname)
+        if pf is not None and pf.unit is not None:
+            measures[pname] = pf.unit
+        if pf is not None and pf.signs is not None:
+            signs[pname] = pf.signs
     # Enum values are argument words, not tool triggers.
     for prop in t.parameters.get("properties", {}).values():
         for value in enum_values(prop):
             for s in content_stems(str(value)):
                 vocab.pop(s, None)
-    return ToolIndex(t, vocab, signs, units, measures, is_query_tool(t.name, t.description))
+    bools = {p.name: r for p in frame.params if p.kind == "boolean" and (r := bool_rule(p.description)) is not None}
+    return ToolIndex(t, frame, vocab, signs, units, measures, frame.reads, bools)
 
 
 @dataclass
@@ -117,12 +138,12 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     for pname, prop in props.items():
         values = enum_values(prop)
         if values:
-            value = _match_enum(values, stems)
+            value = _match_enum(values, stems, words)
             if value is not None:
                 found[pname] = value
                 hits += 1
         elif prop.get("type") == "boolean" or anyof_type(prop) == "boolean":
-            value = _match_bool(words)
+            value = _match_bool(words, stems, index.bools.get(pname))
             if value is not None:
                 found[pname] = value
     numeric = [
@@ -139,7 +160,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             continue
         said, wanted = spoken_unit(words, span.end), index.units.get(pname)
         if said is not None and wanted is not None and not same_dimension(said, wanted):
-            problems[pname] = f"said in {UNIT_NAMES.get(said, 'another unit')}, not a {wanted[0]}"
+            problems[pname] = f"said in {said.spoken}, not a {wanted.dimension}"
             continue
         # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
         value = convert(span.value, said, wanted)
@@ -153,13 +174,19 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             if direction == 2:
                 problems[pname] = "words of both directions"
                 continue
+            if direction == 0 and not rule.forward_by_default:
+                # "turn thirty degrees": which way? (a move without a direction goes forward)
+                problems[pname] = f"{WHICH_WAY} {rule.choices()}"
+                continue
             value = -abs(value) if direction == -1 else abs(value) if direction == 1 else value
         elif rule is None and span.signed and props[pname].get("minimum") is None:
             # A negative value for a parameter whose docstring gives negatives no meaning
             # ("a timer for minus five minutes", "turn left minus ninety degrees").
             problems[pname] = "a negative value this parameter does not define"
             continue
-        bound = _out_of_bounds(props[pname], value)
+        pf = index.frame.param(pname)
+        bounds = {"minimum": pf.minimum, "maximum": pf.maximum} if pf is not None else {}
+        bound = _out_of_bounds({**props[pname], **{k: v for k, v in bounds.items() if v is not None}}, value)
         if bound:
             problems[pname] = bound
             continue
@@ -168,8 +195,9 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     for pname, prop in props.items():
         if pname in found or prop.get("type") != "string" or enum_values(prop):
             continue
-        value = _string_after_trigger(text, tokens, stems, index.vocab)
-        if value:
+        quoted = QUOTED.search(text)
+        value = quoted.group(1).strip() if quoted else _string_after_trigger(text, tokens, stems, index.vocab)
+        if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
     missing = [r for r in t.required if r not in found]
     return Extraction(found, missing, hits, problems)
@@ -217,8 +245,46 @@ def anyof_type(prop: dict[str, Any]) -> str | None:
     return None
 
 
-def _match_enum(values: list[Any], stems: list[str]) -> Any:
-    """The enum value named in the utterance: whole phrase first (longest), else a word unique to one value."""
+def _with_digits(words: list[str]) -> list[str]:
+    """Spoken numbers as digits ("dock two" -> "dock 2"), so values written either way match."""
+    out = list(words)
+    for span in reversed(find_numbers(words)):
+        if span.end - span.start >= 1 and not span.signed:
+            out[span.start : span.end] = [f"{as_number(span.value)}"]
+    return out
+
+
+def _match_enum(values: list[Any], stems: list[str], words: list[str] | None = None) -> Any:
+    """The enum value named in the utterance: whole phrase first (longest, numbers said either
+    way), else a word unique to one value, else a direction of the value's own direction group
+    ("back" or "reverse" for ``"backward"``)."""
+    if words is not None:
+        said = " " + " ".join(stem(w) for w in _with_digits(words)) + " "
+        for v in sorted(values, key=lambda v: -len(str(v))):
+            vs = [stem(w) for w in _with_digits([w for w, _, _ in tokenize(str(v))])]
+            if vs and any(not w.isdigit() for w in vs) and any(w.isdigit() for w in vs) and f" {' '.join(vs)} " in said:
+                return v
+    found = _match_enum_words(values, stems)
+    if found is not None:
+        return found
+    return _match_direction(values, stems)
+
+
+def _match_direction(values: list[Any], stems: list[str]) -> Any:
+    said = set(stems)
+    hits = []
+    for v in values:
+        vs = [stem(w) for w, _, _ in tokenize(str(v))]
+        if len(vs) != 1:
+            continue
+        group = next((g for a, b in DIRECTIONS for g in (a, b) if vs[0] in g), None)
+        if group is not None and group & said:
+            hits.append(v)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _match_enum_words(values: list[Any], stems: list[str]) -> Any:
+    """Whole phrase first (longest), else a word unique to one value."""
     text_stems = " " + " ".join(stems) + " "
     best = None
     best_len = 0
@@ -250,7 +316,13 @@ def _match_enum(values: list[Any], stems: list[str]) -> Any:
     return None
 
 
-def _match_bool(words: list[str]) -> bool | None:
+def _match_bool(words: list[str], stems: list[str], rule: SignRule | None) -> bool | None:
+    """A boolean from the parameter's own text ("true to start recording, false to stop":
+    "start" is True), else from on/off words ("on", "enable", "off", "disable")."""
+    if rule is not None:
+        sign = rule.sign(stems)
+        if sign in (-1, 1):
+            return sign == 1
     t = any(w in TRUE_WORDS for w in words)
     f = any(w in FALSE_WORDS for w in words)
     if t != f:

@@ -21,13 +21,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import re
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, get_args, get_origin
 
 import docstring_parser
+
+from edgevox.language.bounds import docstring_bounds
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -47,29 +48,6 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 def _fold(text: str) -> str:
     return " ".join(text.split())
-
-
-_NUM = r"(-?\d+(?:\.\d+)?)"
-_DOC_RANGES = (
-    re.compile(rf"\bbetween\s+{_NUM}\s+and\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
-    re.compile(rf"(?:^|(?<=[\s,;:(]))(?:from\s+)?{_NUM}\s+to\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
-    re.compile(rf"\(\s*{_NUM}\s*(?:-|\u2013|\.\.)\s*{_NUM}\s*[a-z%\u00b0/]*\s*\)", re.IGNORECASE),
-)
-"""Ranges read from a parameter's docstring: "-5 to 5", "from 0 to 10", "between 0 and 100",
-"(0-100)", "(0-100 %)". Conservative: one range only, low < high, else none is read."""
-
-
-def docstring_bounds(description: str) -> dict[str, float | int]:
-    """``{"minimum": lo, "maximum": hi}`` from a range in ``description``, or ``{}``."""
-    found = {(m.group(1), m.group(2)) for rx in _DOC_RANGES for m in rx.finditer(description)}
-    if len(found) != 1:
-        return {}  # none, or two different ranges: do not guess
-    lo, hi = (_number(x) for x in found.pop())
-    return {"minimum": lo, "maximum": hi} if lo < hi else {}
-
-
-def _number(text: str) -> float | int:
-    return float(text) if "." in text else int(text)
 
 
 _BOUND_KEYS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
@@ -140,6 +118,8 @@ def schema_for(hint: Any, *, where: str) -> tuple[dict[str, Any], Callable[[Any]
     schema = _with_bounds(schema, bounds, where, strict=True)
     if desc:
         schema = {**schema, "description": desc}
+        if not bounds:  # Annotated[float, "metres, at most 2 either way"]: the same as a docstring line
+            schema = _with_bounds(schema, docstring_bounds(desc), where, strict=False)
     return schema, conv
 
 

@@ -9,7 +9,7 @@ refund specialist holds the conversation could be either.
 :class:`CancelMatcher` finds the phrase with the safety stop matcher's rules
 (:class:`~edgevox.voice.stop_phrases.StopPhraseMatcher`: whole words, punctuation and
 case ignored, "don't cancel" is not a cancel) and then looks at what else was said,
-ignoring the resolver's function words (:data:`~edgevox.agents.resolver_words.FUNCTION_WORDS`):
+ignoring the resolver's function words (:data:`~edgevox.language.terms.FUNCTION_WORDS`):
 
 * nothing else, or only words naming the workflow itself ("that", "the task", the
   specialist's name) -> ``"cancel"``;
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from edgevox.agents.resolver_words import FUNCTION_WORDS, stem
+from edgevox.language.terms import FUNCTION_WORDS, stem
 from edgevox.voice.stop_phrases import StopPhraseMatcher, normalise_words
 
 CANCEL_PHRASES = ("cancel", "cancel that", "never mind", "nevermind", "stop that", "forget it", "abort")

@@ -121,11 +121,11 @@ SHORT_ANSWER_WORDS = 3
 
 def is_request(text: str) -> bool:
     """Whether ``text`` asks the robot something - a command, a polite request, a question,
-    a greeting (:func:`edgevox.agents.intent.analyze`) - rather than tells something (a
+    a greeting (:func:`edgevox.language.intent.analyze`) - rather than tells something (a
     statement, a report, a story). A request is usually the whole turn; someone telling
     something often goes on after a sentence ("For a full hour he paced. But he could wait
     no longer."), so the endpoint waits ``statement_silence_ms`` for those."""
-    from edgevox.agents.intent import analyze  # the intent rules (lemminflect) load on first use
+    from edgevox.language.intent import analyze  # the intent rules (lemminflect) load on first use
 
     return analyze(text).kind in ("command", "question")
 

@@ -1,11 +1,11 @@
-"""The rules of ``edgevox.agents.intent``, one row each (see its module docstring)."""
+"""The rules of ``edgevox.language.intent``, one row each (see its module docstring)."""
 
 from __future__ import annotations
 
 import pytest
 
-from edgevox.agents.intent import analyze, answer_polarity, is_query_tool
-from edgevox.agents.intent_clauses import split_clauses
+from edgevox.language.clauses import split_clauses
+from edgevox.language.intent import analyze, answer_polarity, is_query_tool
 
 INTENT_RULES = [
     # (utterance, kind, the clause to act on for commands or None)

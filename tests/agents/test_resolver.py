@@ -4,10 +4,10 @@ from typing import Literal
 
 import pytest
 
-from edgevox.agents.numbers import UnitMismatch, convert, find_numbers, parameter_unit, spoken_unit
 from edgevox.agents.resolver import SchemaResolver
-from edgevox.agents.resolver_words import stem, tokenize
 from edgevox.agents.tools import tool
+from edgevox.language.numbers import UnitMismatch, convert, find_numbers, parameter_unit, spoken_unit
+from edgevox.language.terms import stem, tokenize
 
 
 @pytest.mark.parametrize(
@@ -236,7 +236,7 @@ def test_an_explicit_sign_is_flagged():
     ],
 )
 def test_sign_conventions_are_read_from_the_parameter_docstring(description, utterance, sign):
-    from edgevox.agents.resolver_words import sign_rule
+    from edgevox.language.terms import sign_rule
 
     rule = sign_rule(description)
     assert rule is not None
@@ -244,7 +244,7 @@ def test_sign_conventions_are_read_from_the_parameter_docstring(description, utt
 
 
 def test_a_description_without_a_sign_convention_has_no_rule():
-    from edgevox.agents.resolver_words import sign_rule
+    from edgevox.language.terms import sign_rule
 
     assert sign_rule("How far to drive, in meters.") is None
     # Words other than directions do not become cues when a direction is named.

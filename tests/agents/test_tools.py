@@ -258,7 +258,7 @@ def test_bounds_on_a_non_numeric_parameter_are_a_build_error():
     ],
 )
 def test_docstring_ranges_are_read_conservatively(doc, bounds):
-    from edgevox.agents.tool_schema import docstring_bounds
+    from edgevox.language.bounds import docstring_bounds
 
     assert docstring_bounds(doc) == bounds
 

@@ -2,7 +2,7 @@
 negators, wh-words, conjunctions, time words) and verb forms from lemminflect's offline
 lexicon (loaded on first use).
 
-No word here names a tool or a robot; see :mod:`edgevox.agents.intent` for the rules that
+No word here names a tool or a robot; see :mod:`edgevox.language.intent` for the rules that
 use them. Apostrophes are removed before lookup ("don't" -> "dont").
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import re
 
-from edgevox.agents.numbers import TENS, UNIT_WORDS, UNITS
+from edgevox.language.numbers import TENS, UNITS
+from edgevox.language.units import unit
 
 # -- closed-class word tables (apostrophes are removed: "don't" -> "dont") ------------------
 
@@ -76,10 +77,15 @@ DEFERRAL_PHRASES = (
     ("next", "week"), ("this", "evening"), ("this", "afternoon"), ("this", "weekend"), ("at", "noon"),
     ("at", "midnight"), ("after", "dinner"), ("after", "lunch"), ("after", "breakfast"), ("before", "bed"),
 )  # fmt: skip
-TIME_UNITS = frozenset(w for w, (dim, _) in UNIT_WORDS.items() if dim == "time") | frozenset(
-    "day days week weeks moment".split()
-)
-"""Units of a delay ("in five *minutes*"): the number module's time units, plus calendar words."""
+CALENDAR_UNITS = frozenset("day days week weeks moment".split())
+
+
+def is_time_unit(word: str) -> bool:
+    """A unit of a delay ("in five *minutes*", "in two *days*")."""
+    u = unit(word)
+    return word in CALENDAR_UNITS or (u is not None and u.dimension == "time")
+
+
 HYPOTHETICAL_OPENINGS = (
     ("in", "theory"), ("theoretically",), ("pretend",), ("lets", "say"), ("let", "us", "say"), ("say", "you"),
     ("in", "the", "movie"), ("in", "a", "story"), ("in", "the", "story"), ("in", "the", "game"),

@@ -78,9 +78,24 @@ DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 )
 """Pairs of opposite directions (word stems), general English: a sign cue of a parameter
 widens to its group, and the opposite group is the other sign."""
+_FORWARD = DIRECTIONS[1][1]
+_SPOKEN = {
+    stem(w): w
+    for w in "up down left right forward back clockwise counterclockwise higher lower open close more less".split()
+}
+
+
+def _say(stems: frozenset[str]) -> str:
+    """A readable word for a direction group ("rais" -> "up")."""
+    for st, word in _SPOKEN.items():
+        if st in stems:
+            return word
+    return min(stems, key=len) if stems else "?"
+
+
 COMPOUNDS = {("counter", "clockwis"): "counterclockwis", ("anti", "clockwis"): "anticlockwis"}
 """Two-word stems read as one ("counter clockwise"), so "clockwise" inside it is no cue."""
-SIGN_STOP = frozenset("negativ positiv mean valu number zero it is its".split())
+SIGN_STOP = frozenset("negativ positiv tru fals yes mean valu number zero it is its".split())
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,15 @@ class SignRule:
 
     negative: frozenset[str]
     positive: frozenset[str]
+
+    @property
+    def forward_by_default(self) -> bool:
+        """A magnitude said alone means positive when positive is *forward* ("move two metres")."""
+        return bool(self.positive & _FORWARD)
+
+    def choices(self) -> str:
+        """The two directions as words for a question: "left or right"."""
+        return f"{_say(self.positive)} or {_say(self.negative)}"
 
     def sign(self, stems: list[str]) -> int:
         """-1, +1, 0 (no cue) or 2 (cues of both directions)."""
@@ -114,24 +138,51 @@ def sign_rule(description: str) -> SignRule | None:
     that sign's cues ("Positive raises, negative lowers."); a sentence with one sign word
     is all its cue ("Lowers the arm when negative.").
     """
+    return _marked_rule(description, {"negativ": "negativ", "positiv": "positiv"})
+
+
+def bool_rule(description: str) -> SignRule | None:
+    """What a boolean parameter's text says sets it: "true to start recording, false to stop"
+    -> True for "start", False for "stop" (``SignRule.sign`` +1 / -1), read like a sign
+    convention with "true"/"false" ("on"/"off", "enabled"/"disabled") as the marks."""
+    marks = {"tru": "positiv", "fals": "negativ"}
+    return _marked_rule(description, marks, first_word=True)
+
+
+_ON_OFF = {stem(w) for w in ("on", "off", "open", "close", "shut", "start", "stop", "enable", "disable")}
+
+
+def _marked_rule(description: str, marks: dict[str, str], *, first_word: bool = False) -> SignRule | None:
+    """``first_word`` (booleans): a mark's cue is the first word after it ("true to *start*
+    recording") and any on/off word of its piece ("True turns the lamp *on*"); a word cued for
+    both values ("turns") says nothing."""
     direction_words = set().union(*(a | b for a, b in DIRECTIONS))
     cues: dict[str, set[str]] = {"negativ": set(), "positiv": set()}
 
     def cue_words(piece: list[str]) -> set[str]:
         found = {st for st in piece if st not in SIGN_STOP and (st in direction_words or st not in FUNCTION_WORDS)}
+        if first_word:
+            content = [st for st in piece if st not in SIGN_STOP and st not in FUNCTION_WORDS]
+            return set(content[:1]) | {st for st in piece if st in _ON_OFF}
         return (found & direction_words) or found  # "lowers the arm": the direction, not the arm
 
     text = re.sub(r"\(([^)]*)\)", lambda m: " " + m.group(1).replace(",", " ") + " ", description)
     for segment in re.split(r"[.;,:]", text.replace("-", " ")):
         stems = _join_compounds([stem(t) for t, _, _ in tokenize(segment)])
-        marks = [i for i, st in enumerate(stems) if st in cues]
-        for k, i in enumerate(marks):
-            after = cue_words(stems[i + 1 : marks[k + 1] if k + 1 < len(marks) else len(stems)])
-            before = cue_words(stems[marks[k - 1] + 1 if k else 0 : i])
-            cues[stems[i]] |= after or before  # "negative lowers it" / "lowers it when negative"
+        at = [i for i, st in enumerate(stems) if st in marks]
+        for k, i in enumerate(at):
+            after = cue_words(stems[i + 1 : at[k + 1] if k + 1 < len(at) else len(stems)])
+            before = cue_words(stems[at[k - 1] + 1 if k else 0 : i])
+            cues[marks[stems[i]]] |= after or before  # "negative lowers it" / "lowers it when negative"
     if not cues["negativ"] and not cues["positiv"]:
         return None
     neg, pos = set(cues["negativ"]), set(cues["positiv"])
+    if first_word:
+        neg, pos = neg - cues["positiv"], pos - cues["negativ"]
+        if not neg or not pos:  # one side only ("true to switch the lights on"): its on/off word
+            neg, pos = neg & _ON_OFF, pos & _ON_OFF
+        if not neg and not pos:
+            return None
     for a, b in DIRECTIONS:
         for group, other in ((a, b), (b, a)):
             if group & cues["negativ"]:

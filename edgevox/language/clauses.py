@@ -1,4 +1,4 @@
-"""One clause's kind (rules 2-5 of :mod:`edgevox.agents.intent`), where an utterance splits
+"""One clause's kind (rules 2-5 of :mod:`edgevox.language.intent`), where an utterance splits
 into clauses, and the whole-utterance word rules the verdict also reads: a condition
 (rule 1) and a time in the future (:func:`deferral`).
 """
@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from edgevox.agents.intent_words import (
+from edgevox.language.nlp import parse
+from edgevox.language.words import (
     ABILITY_MARKERS,
     ABOUT_ENDINGS,
     AUXILIARIES,
@@ -40,7 +41,6 @@ from edgevox.agents.intent_words import (
     RETRACTIONS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
-    TIME_UNITS,
     WANT_VERBS,
     WH_WORDS,
     WISH_VERBS,
@@ -50,6 +50,7 @@ from edgevox.agents.intent_words import (
     inflected_verb_only,
     is_gerund,
     is_past_form,
+    is_time_unit,
     lemmas,
     words,
 )
@@ -77,13 +78,14 @@ def split_clauses(text: str) -> list[str]:
     out: list[str] = []
     for piece in pieces:
         toks = list(re.finditer(r"[A-Za-z0-9'\u2019.]+", piece))
+        verb_ands = _coordinated_verbs(piece)
         start = 0
         for i, m in enumerate(toks):
             w = m.group().lower().replace("'", "").replace("\u2019", "").strip(".")
             nxt = words(toks[i + 1].group())[0] if i + 1 < len(toks) and words(toks[i + 1].group()) else ""
             cut = (
                 w in CLAUSE_CONJUNCTIONS
-                or (w == "and" and nxt in NEW_CLAUSE_AFTER_AND)
+                or (w == "and" and (nxt in NEW_CLAUSE_AFTER_AND or m.start() in verb_ands))
                 or (w == "or" and (nxt in AUXILIARIES or nxt in SUBJECT_PRONOUNS))  # "... or is it too far"
             )
             if cut and i > 0:
@@ -91,6 +93,19 @@ def split_clauses(text: str) -> list[str]:
                 start = m.start()
         out.append(piece[start:])
     return [c.strip().rstrip(",;:").strip() for c in out if words(c)]
+
+
+def _coordinated_verbs(piece: str) -> set[int]:
+    """Offsets of each "and" that joins two verb phrases ("pick up the pallet *and* take it to
+    dock one", "turn left *and* move forward"): two requests, not one verb with two objects."""
+    if " and " not in f" {piece.lower()} ":
+        return set()
+    doc = parse(piece)
+    return {
+        t.idx
+        for t in doc[:-1]
+        if t.lower_ == "and" and doc[t.i + 1].pos_ == "VERB" and doc[t.i + 1].dep_ in ("conj", "ROOT")
+    }
 
 
 def _strip_opening(ws: list[str]) -> list[str]:
@@ -123,7 +138,7 @@ def _time_phrase_length(ws: list[str], i: int) -> int:
         return 2 + int(len(rest) > 1 and rest[1] in ("oclock", "am", "pm"))
     if ws[i] == "in" and (rest[0] in ("a", "an") or rest[0].isdigit() or rest[0] in NUMBER_WORDS):
         for k, w in enumerate(rest[1:3], start=2):
-            if w in TIME_UNITS:
+            if is_time_unit(w):
                 return k + 1
     if ws[i] in ("after", "before") and rest[0] not in SUBJECT_PRONOUNS and "NOUN" in lemmas(rest[0]):
         return 2  # "after lunch", "before bedtime"

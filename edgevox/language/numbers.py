@@ -15,18 +15,16 @@ reliably than they convert words, so the schema resolver normalises numbers firs
 :func:`find_numbers` works on a list of lower-case word tokens and returns every
 number with the token span it covers.
 
-Units: a quantity said in one unit is converted to the unit a tool parameter declares
-("a ninety second timer" for ``minutes: float`` is 1.5; "fifty centimeters" for
-``distance_m`` is 0.5). :func:`parameter_unit` reads the unit from the parameter's
-name (``distance_m``, ``timeout_s``, ``minutes``) or description ("Duration in
-minutes"); :func:`spoken_unit` reads the word after a number; :func:`convert` converts
-within one dimension (time, length, angle) and never across.
+Units: :func:`spoken_unit` reads the unit said after a number ("ninety *seconds*", "half *a
+turn*"); what a unit is and how it converts is :mod:`edgevox.language.units` (pint).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from edgevox.language.units import Unit, unit
 
 UNITS = {
     "zero": 0,
@@ -152,7 +150,7 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             parsed = _integer_words([*tokens[:i], "one", *tokens[i + 1 :]], i)  # "a hundred and five"
             assert parsed is not None
             value, end = parsed
-        elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in SPOKEN_UNIT_WORDS:
+        elif t in ("a", "an") and i + 1 < n and _unit_word(tokens[i + 1]) is not None:
             value, end = 1.0, i + 1  # "an hour", "a meter": one of the unit
         elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in FRACTIONS:
             value, end = FRACTIONS[tokens[i + 1]], i + 2  # "a half", "a quarter"
@@ -160,7 +158,7 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             value, end = FRACTIONS[t], i + 1  # "half a meter"
             if end < n and tokens[end] in ("a", "an", "of"):
                 end += 1
-        elif t in WHOLE_WORDS and i + 1 < n and tokens[i + 1] in SPOKEN_UNIT_WORDS:
+        elif t in WHOLE_WORDS and i + 1 < n and _unit_word(tokens[i + 1]) is not None:
             value, end = 1.0, i + 1  # "a full turn", "one whole rotation" (the unit converts it)
         elif t in COUNTS or (t == "a" and i + 1 < n and tokens[i + 1] in COUNTS):
             k = i + 1 if t == "a" else i
@@ -194,7 +192,7 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             value += FRACTIONS[tokens[end + 2]]
             end += 3
         # "two full turns": the quantity word belongs to the number, the unit follows it
-        if end + 1 < n and tokens[end] in WHOLE_WORDS and tokens[end + 1] in SPOKEN_UNIT_WORDS:
+        if end + 1 < n and tokens[end] in WHOLE_WORDS and _unit_word(tokens[end + 1]) is not None:
             end += 1
         start, signed = i, t.startswith("-")
         if i > 0 and tokens[i - 1] in SIGN_WORDS:
@@ -204,112 +202,27 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
     return spans
 
 
-Unit = tuple[str, float]
-"""(dimension, size in the dimension's base unit: seconds, meters, degrees)."""
-
-UNIT_WORDS: dict[str, Unit] = {
-    **dict.fromkeys(("second", "seconds", "sec", "secs"), ("time", 1.0)),
-    **dict.fromkeys(("minute", "minutes", "min", "mins"), ("time", 60.0)),
-    **dict.fromkeys(("hour", "hours", "hr", "hrs"), ("time", 3600.0)),
-    **dict.fromkeys(("meter", "meters", "metre", "metres"), ("length", 1.0)),
-    **dict.fromkeys(("centimeter", "centimeters", "centimetre", "centimetres", "cm"), ("length", 0.01)),
-    **dict.fromkeys(("millimeter", "millimeters", "millimetre", "millimetres", "mm"), ("length", 0.001)),
-    **dict.fromkeys(("kilometer", "kilometers", "kilometre", "kilometres", "km"), ("length", 1000.0)),
-    **dict.fromkeys(("foot", "feet", "ft"), ("length", 0.3048)),
-    **dict.fromkeys(("inch", "inches"), ("length", 0.0254)),
-    **dict.fromkeys(("yard", "yards"), ("length", 0.9144)),
-    **dict.fromkeys(("degree", "degrees", "deg"), ("angle", 1.0)),
-    **dict.fromkeys(("radian", "radians", "rad"), ("angle", 57.29577951308232)),
-}
-SPOKEN_UNIT_WORDS: dict[str, Unit] = {
-    **UNIT_WORDS,
-    **dict.fromkeys(
-        ("turn", "turns", "rotation", "rotations", "revolution", "revolutions", "circle", "circles"), ("angle", 360.0)
-    ),
-}
-"""Units a speaker says after a number ("half a *turn*"). Words such as "turn" are units only
-there: in a parameter's description ("How far to turn") they name an action, not a unit."""
+SPOKEN_ONLY_UNITS = {"rotation": "turn", "rotations": "turn", "circle": "turn", "circles": "turn"}
+"""Words that are units only right after a number ("half a *rotation*"); pint does not know them."""
 WHOLE_WORDS = frozenset(("full", "whole", "complete", "entire"))
 """Quantity words that mean one of the unit that follows ("a *full* turn" is 360 degrees)."""
 
-NAME_SUFFIX_UNITS: dict[str, Unit] = {
-    "s": ("time", 1.0),
-    "ms": ("time", 0.001),
-    "min": ("time", 60.0),
-    "h": ("time", 3600.0),
-    "m": ("length", 1.0),
-    "cm": ("length", 0.01),
-    "mm": ("length", 0.001),
-    "deg": ("angle", 1.0),
-    "rad": ("angle", 57.29577951308232),
-}
-"""Unit suffixes of parameter names (``distance_m``, ``timeout_s``, ``angle_deg``)."""
 
-
-def parameter_unit(name: str, description: str = "") -> Unit | None:
-    """The unit a parameter declares: a name suffix (``distance_m``), a unit word in its name
-    (``minutes``), else the first unit word of its description ("Duration in minutes")."""
-    parts = name.lower().split("_")
-    if len(parts) > 1 and parts[-1] in NAME_SUFFIX_UNITS:
-        return NAME_SUFFIX_UNITS[parts[-1]]
-    for word in [*parts, *re.findall(r"[a-z]+", description.lower())]:
-        if len(word) > 3 and word in UNIT_WORDS:  # whole words only: "in", "m" mean other things
-            return UNIT_WORDS[word]
-    return None
+def _unit_word(word: str) -> Unit | None:
+    return unit(SPOKEN_ONLY_UNITS.get(word, word))
 
 
 def spoken_unit(tokens: list[str], number_end: int) -> Unit | None:
     """The unit said right after a number ending at ``number_end`` ("ninety *seconds*",
-    "half *an hour*")."""
+    "half *an hour*", "two full *turns*")."""
     i = number_end
     if i < len(tokens) and tokens[i] in ("a", "an") and i + 1 < len(tokens):
         i += 1
     if i < len(tokens) and tokens[i] in WHOLE_WORDS and i + 1 < len(tokens):
         i += 1
     if i < len(tokens):
-        return SPOKEN_UNIT_WORDS.get(tokens[i])
+        return _unit_word(tokens[i])
     return None
-
-
-UNIT_NAMES: dict[Unit, str] = {
-    ("time", 1.0): "seconds",
-    ("time", 0.001): "milliseconds",
-    ("time", 60.0): "minutes",
-    ("time", 3600.0): "hours",
-    ("length", 1.0): "meters",
-    ("length", 0.01): "centimeters",
-    ("length", 0.001): "millimeters",
-    ("length", 1000.0): "kilometers",
-    ("length", 0.3048): "feet",
-    ("length", 0.0254): "inches",
-    ("length", 0.9144): "yards",
-    ("angle", 1.0): "degrees",
-    ("angle", 57.29577951308232): "radians",
-    ("angle", 360.0): "turns",
-}
-"""How to say a unit in a question ("How far should I move, in *meters*?")."""
-
-
-class UnitMismatch(ValueError):
-    """A quantity said in a unit of another dimension than the parameter's (seconds for meters)."""
-
-
-def same_dimension(said: Unit | None, wanted: Unit | None) -> bool:
-    """False only when both units are known and measure different things."""
-    return said is None or wanted is None or said[0] == wanted[0]
-
-
-def convert(value: float, said: Unit | None, wanted: Unit | None) -> float:
-    """``value`` in ``said`` units expressed in ``wanted`` units (unchanged if either is unknown).
-
-    Raises :class:`UnitMismatch` across dimensions: ten seconds is no distance, and a
-    robot must ask rather than drive ten meters.
-    """
-    if said is not None and wanted is not None and not same_dimension(said, wanted):
-        raise UnitMismatch(f"{value:g} {UNIT_NAMES.get(said, said[0])} is not a {wanted[0]}")
-    if said is None or wanted is None or said[1] == wanted[1]:
-        return value
-    return round(value * said[1] / wanted[1], 6)
 
 
 def as_number(value: float, integer: bool = False) -> float | int:

@@ -45,8 +45,8 @@ side of answering in words, which is the safe side for a robot.
 
 Modules: this one gives the verdict for a whole utterance (:func:`analyze`, :class:`Intent`),
 yes/no answers (:func:`answer_polarity`) and query tools (:func:`is_query_tool`);
-:mod:`~edgevox.agents.intent_clauses` splits and classifies clauses (rules 1-5), and
-:mod:`~edgevox.agents.intent_words` holds the word tables and verb forms they read.
+:mod:`~edgevox.language.clauses` splits and classifies clauses (rules 1-5), and
+:mod:`~edgevox.language.words` holds the word tables and verb forms they read.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from edgevox.agents.intent_clauses import (
+from edgevox.language.clauses import (
     Clause,
     Kind,
     bare_negation,
@@ -63,7 +63,7 @@ from edgevox.agents.intent_clauses import (
     is_conditional,
     split_clauses,
 )
-from edgevox.agents.intent_words import DISCOURSE, HEDGES, NEGATORS, REPORTING_VERBS, RETRACTIONS, has_seq, words
+from edgevox.language.words import DISCOURSE, HEDGES, NEGATORS, REPORTING_VERBS, RETRACTIONS, has_seq, words
 
 
 @dataclass(frozen=True)

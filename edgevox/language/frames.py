@@ -1,0 +1,325 @@
+"""How a tool is read from its author's own code: a :class:`ToolFrame`.
+
+A frame is what a request must say to call the tool, read only from the function name, its
+docstring and its JSON schema (never from example sentences):
+
+- **verbs** (with their particle): the name's first word when English has a verb reading
+  of it (``take_off`` -> "take off", ``move_arm`` -> "move", ``get_battery`` -> "get"), and
+  the verbs of the docstring's first sentence, coordinated ones included ("Turn, rotate or
+  spin in place" -> turn, rotate, spin);
+- **objects**: the nouns of the name and of that sentence ("arm", "altitude", "camera"),
+  never the enum values (those are arguments, and never select a tool on their own);
+- **reads**: the tool only reads the world (its verb is a reading verb: ``get_``, "Report",
+  "Read", "Return", ``is_``): it may answer a question;
+- **drastic**: an action that takes no required argument (``land``, ``return_home``,
+  ``power_off``): nothing in a request refines it, so only its own verb may call it;
+- **parameters** (:class:`ParamFrame`): JSON type, unit (:mod:`~edgevox.language.units`),
+  sign convention wherever it is written (the parameter's text, else the function docstring
+  when the tool has one signed number: "Positive climbs, negative descends"), bounds (the
+  schema's, which ``@tool`` reads from ``Annotated``, ``Field`` and the docstring), default,
+  enum values.
+
+:func:`frame_warnings` says where a docstring leaves a request ambiguous, for ``edgevox
+check``: a number with no unit, a signed number with no sign convention, a tool with no verb.
+
+This module reads plain data (name, description, schema): it imports nothing of the agents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgevox.language.bounds import docstring_bounds
+from edgevox.language.nlp import parse
+from edgevox.language.terms import SignRule, sign_rule
+from edgevox.language.units import Unit, parameter_unit
+from edgevox.language.words import can_be_base_verb
+
+PARTICLES = frozenset("up down off on out in back over away around about through".split())
+"""Adverb particles of English phrasal verbs ("take off", "back up", "turn on")."""
+READING_VERBS = frozenset("get read report check query list show measure count describe is has".split())
+"""Verbs that name a tool which only reads the world ("get_battery", "Report the position")."""
+QUESTION_WORDS = frozenset("where what which how when who".split())
+"""A tool named with a question word ("where_am_i", "what_time") answers that question."""
+NUMERIC = ("number", "integer")
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A verb and its particle ("take", "off"); ``particle`` is "" for a plain verb."""
+
+    verb: str
+    particle: str = ""
+    own: bool = True
+    """The tool's own verb (its name's, else its docstring's first); False for the other verbs of
+    its first sentence ("Fly back to the launch point and *land*" of ``return_home``)."""
+
+    @property
+    def text(self) -> str:
+        return f"{self.verb} {self.particle}".strip()
+
+
+@dataclass(frozen=True)
+class ParamFrame:
+    name: str
+    kind: str
+    """``number``, ``integer``, ``boolean``, ``enum``, ``string`` or ``other``."""
+    required: bool
+    description: str = ""
+    unit: Unit | None = None
+    signs: SignRule | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    values: tuple[Any, ...] = ()
+    """Enum values."""
+    has_default: bool = False
+    default: Any = None
+
+    @property
+    def signed(self) -> bool:
+        """A negative value means something (a sign convention, or bounds below zero)."""
+        return self.signs is not None or (self.minimum is not None and self.minimum < 0)
+
+
+@dataclass(frozen=True)
+class ToolFrame:
+    name: str
+    description: str
+    verbs: tuple[Phrase, ...]
+    objects: frozenset[str]
+    params: tuple[ParamFrame, ...]
+    reads: bool = False
+    drastic: bool = False
+    name_words: tuple[str, ...] = field(default=())
+    own_objects: frozenset[str] = frozenset()
+    """The objects its name says (``set_fork_height``: fork, height); ``objects`` also has
+    those of its docstring."""
+
+    def param(self, name: str) -> ParamFrame | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params if p.required)
+
+
+def name_words(name: str) -> list[str]:
+    """``takeOff`` / ``take_off`` / ``TakeOff`` -> ["take", "off"]."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[_\W]+", spaced.lower()) if w]
+
+
+def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> ToolFrame:
+    """The frame of a tool from its name, its docstring description and its argument schema."""
+    words = name_words(name)
+    verbs: list[Phrase] = []
+    objects: set[str] = set()
+    values = {w for prop in parameters.get("properties", {}).values() for v in _enum(prop) for w in _words(str(v))}
+    reads = bool(words) and (words[0] in READING_VERBS or words[0] in QUESTION_WORDS)
+    if words and can_be_base_verb(words[0]):
+        particle = words[1] if len(words) > 1 and words[1] in PARTICLES else ""
+        verbs.append(Phrase(words[0], particle))
+        rest = words[1 + bool(particle) :]
+    else:
+        rest = words
+    own_objects = {_noun_lemma(w) for w in rest if w not in values and w not in PARTICLES and len(w) > 1}
+    objects |= own_objects
+    first = _first_sentence(description)
+    if first:
+        doc_verbs, doc_objects, doc_reads = _read_sentence(first, values)
+        name_verb = bool(verbs)
+        for k, v in enumerate(doc_verbs):
+            own = not name_verb and k == 0
+            if all(v.verb != x.verb or v.particle != x.particle for x in verbs):
+                verbs.append(Phrase(v.verb, v.particle, own))
+        objects |= doc_objects
+        reads = reads or (doc_reads and not name_verb)  # "battery_level": "Report the battery level."
+    required = set(parameters.get("required", []))
+    props = dict(parameters.get("properties", {}))
+    function_signs = sign_rule(description)
+    target = _sign_target(description, props, required) if function_signs is not None else None
+    # Bounds written in the function docstring ("the head can only go between -30 and 90")
+    # bound its one signed or only number, when its own text and schema give none.
+    function_bounds = docstring_bounds(description)
+    bounded = _sign_target(description, props, required) if function_bounds else None
+    params = tuple(
+        _param(p, s, p in required, function_signs if p == target else None, function_bounds if p == bounded else {})
+        for p, s in props.items()
+    )
+    drastic = not reads and not required
+    return ToolFrame(
+        name, description, tuple(verbs), frozenset(objects), params, reads, drastic, tuple(words), frozenset(own_objects)
+    )
+
+
+def _sign_target(description: str, props: Mapping[str, Any], required: set[str]) -> str | None:
+    """The parameter a sign convention in the function docstring is about: the numeric one
+    whose name it mentions ("Positive *distance* drives forward"), else the only numeric one,
+    else the only required numeric one."""
+    numeric = [p for p, s in props.items() if _kind(s) in NUMERIC]
+    said = set(_words(description))
+    named = [p for p in numeric if set(name_words(p)) & said]
+    for group in (named, numeric, [p for p in numeric if p in required]):
+        if len(group) == 1:
+            return group[0]
+    return None
+
+
+def _param(
+    pname: str,
+    prop: Mapping[str, Any],
+    required: bool,
+    function_signs: SignRule | None,
+    function_bounds: Mapping[str, float | int],
+) -> ParamFrame:
+    desc = str(prop.get("description", ""))
+    kind = _kind(prop)
+    unit = parameter_unit(pname, desc) if kind in NUMERIC else None
+    signs = (sign_rule(desc) or function_signs) if kind in NUMERIC else None
+    numeric = _numeric_member(prop)
+    lo = numeric.get("minimum", numeric.get("exclusiveMinimum"))
+    hi = numeric.get("maximum", numeric.get("exclusiveMaximum"))
+    if lo is None and hi is None and kind in NUMERIC:
+        lo, hi = function_bounds.get("minimum"), function_bounds.get("maximum")
+    return ParamFrame(
+        pname,
+        kind,
+        required,
+        desc,
+        unit,
+        signs,
+        lo,
+        hi,
+        tuple(_enum(prop)),
+        "default" in prop,
+        prop.get("default"),
+    )
+
+
+def _numeric_member(prop: Mapping[str, Any]) -> Mapping[str, Any]:
+    if prop.get("type") in NUMERIC:
+        return prop
+    return next((s for s in prop.get("anyOf", []) if s.get("type") in NUMERIC), prop)
+
+
+def _kind(prop: Mapping[str, Any]) -> str:
+    if _enum(prop):
+        return "enum"
+    t = prop.get("type") or next((s.get("type") for s in prop.get("anyOf", []) if s.get("type") != "null"), None)
+    return t if t in ("number", "integer", "boolean", "string") else "other"
+
+
+def _enum(prop: Mapping[str, Any]) -> list[Any]:
+    if "enum" in prop:
+        return list(prop["enum"])
+    for sub in prop.get("anyOf", []):
+        if "enum" in sub:
+            return list(sub["enum"])
+    return []
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _first_sentence(description: str) -> str:
+    return re.split(r"(?<=[.!?])\s", description.strip(), maxsplit=1)[0] if description.strip() else ""
+
+
+def _noun_lemma(word: str) -> str:
+    """A name word as a noun: "lights" -> "light", "warning" -> "warning" (not "warn")."""
+    from lemminflect import getLemma
+
+    lemma = getLemma(word, upos="NOUN")
+    return lemma[0].lower() if lemma else word
+
+
+def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[str], bool]:
+    """Verbs (with particles), objects and whether it opens with a reading verb, of one
+    docstring sentence ("Raise or lower the arm." -> [raise, lower], {arm}, False).
+
+    The verbs are the sentence's main verb and the verbs coordinated with it ("Turn, rotate or
+    spin"), not those of its subordinate clauses ("... whether the drone is *flying*").
+    Docstrings are imperative ("Lower the arm"), and the tagger reads some base verbs as
+    adjectives or nouns there: the opening word is a verb when English has a verb reading of
+    it, and so is a word coordinated with an accepted verb."""
+    doc = parse(sentence)
+    toks = [t for t in doc if not t.is_punct]
+    verbs: list[Phrase] = []
+    accepted: set[int] = set()
+    objects: set[str] = set()
+    for i, t in enumerate(toks):
+        word = t.text.lower()
+        opening = i == 0 and can_be_base_verb(word)
+        coordinated = (
+            i >= 1
+            and bool(accepted)
+            and (t.dep_ == "conj" and t.head.i in accepted or toks[i - 1].lower_ in ("or", "and"))
+            and (t.pos_ == "VERB" or can_be_base_verb(word))
+        )
+        main = t.dep_ == "ROOT" and t.pos_ == "VERB"
+        if opening or coordinated or main:
+            base = word if can_be_base_verb(word) else t.lemma_.lower()
+            accepted.add(t.i)
+            for particle in verb_particles(toks, i, strict=True) or [""]:
+                phrase = Phrase(base, particle)
+                if phrase not in verbs:
+                    verbs.append(phrase)
+        elif t.pos_ in ("NOUN", "PROPN") and word not in values and len(word) > 1:
+            objects.add(t.lemma_.lower())
+    opening_reads = bool(toks) and toks[0].lower_ in READING_VERBS | {"returns", "reports", "reads", "gets", "return"}
+    return verbs, objects, opening_reads
+
+
+def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str]:
+    """Particles of the verb at ``toks[i]``: the particle words right after it ("come *on*
+    *back*", "turn *on* the lights"), those the parser attaches to it ("turn the lights
+    *off*"), and particles coordinated with those ("switch the lights *on* or *off*").
+
+    ``strict`` (docstrings): a particle word that opens a prepositional phrase is a
+    preposition ("Turn *on* the spot"), unless the parser attached it as a particle."""
+    verb = toks[i]
+    out: list[str] = []
+    taken: set[int] = set()
+    consecutive = True
+    for t in toks[i + 1 : i + 8]:
+        if t.pos_ == "VERB":
+            break
+        word = t.lower_
+        particle = word in PARTICLES
+        attached = t.dep_ == "prt" and t.head.i == verb.i or (t.dep_ == "advmod" and t.head.i == verb.i)
+        coordinated = t.dep_ == "conj" and t.head.i in taken
+        if strict and t.dep_ == "prep":
+            consecutive = False
+            continue
+        if particle and (consecutive or attached or coordinated):
+            out.append(word)
+            taken.add(t.i)
+        consecutive = consecutive and particle
+    return out
+
+
+def frame_warnings(frame: ToolFrame) -> list[str]:
+    """Where the docstring leaves requests ambiguous, one line each (for ``edgevox check``)."""
+    out: list[str] = []
+    if not frame.verbs and not frame.reads:
+        out.append(
+            f"{frame.name}: no action verb in its name or first docstring sentence; "
+            "requests can name it only by its objects (start the docstring with a verb: 'Move the arm ...')"
+        )
+    for p in frame.params:
+        if p.kind in NUMERIC and p.unit is None and p.kind == "number":
+            out.append(
+                f"{frame.name}({p.name}): no unit in its name or text; a value said in any unit is taken as is "
+                f"(say 'in metres' or name it {p.name}_m)"
+            )
+        if p.kind in NUMERIC and p.signs is None and (p.minimum is None or p.minimum < 0):
+            if p.minimum is None:
+                out.append(
+                    f"{frame.name}({p.name}): no sign convention and no minimum; a negative value is refused "
+                    "(write what it means: 'Positive climbs, negative descends', or a range '0 to 10')"
+                )
+    return out

@@ -1,0 +1,123 @@
+"""Does a request name a tool? Its verb against the tool's verbs, its nouns against the tool's objects.
+
+The rules, each a principle of English (rows of ``tests/language/test_matching.py``):
+
+- **The verb says what is done.** A request verb matches a tool verb when they are one
+  lemma with the same particle ("take off" = ``take_off``), or WordNet synonyms ("lift" and
+  "raise", "travel" and "go"), or near (one is a kind of the other: "fly" is a way to
+  "move"). A phrasal verb is another verb: "take" does not name ``take_off`` and "turn off"
+  does not name ``turn``. A direction particle ("move *down*", "fly *up*") is a direction,
+  not part of the verb, unless the tool's own verb has it ("back up", "go back").
+- **Light verbs need their object.** "set", "take", "get", "do", "make", "go", "put" mean
+  little alone ("*set* the volume", "*take* a photo"): matched alone they are weak evidence;
+  the object decides.
+- **The object says what it is done to.** A request noun matches a tool object when they are
+  one lemma or WordNet synonyms ("photo" / "picture" are not: WordNet keeps them apart, so a
+  tool must say "photo" to be asked for a photo).
+- **Antonyms never match** (WordNet keeps "raise" and "lower" in different synsets; the sign
+  of a value is the job of the sign rules).
+
+:func:`match` returns a :class:`Match` with the strength of each; :attr:`Match.trigger` is
+what may select a tool. Argument values (an enum value, a number) never select a tool: they
+only rank tools that a verb or an object already named (the resolver adds them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from edgevox.language.frames import Phrase, ToolFrame
+from edgevox.language.lexicon import Relation, relation
+from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
+
+EXACT = 3.0
+OTHER_VERB = 2.5
+"""The same verb as one of the tool's other docstring verbs (not its own)."""
+SYNONYM = 2.0
+NEAR = 0.5
+"""One verb is a kind of the other: weak evidence, never enough alone."""
+LIGHT = 0.5
+"""A light verb matched alone ("set" of ``set_volume``): it needs its object."""
+PARTICLE_MISMATCH = 0.5
+"""The same verb with another particle on the request side ("turn off" for ``turn``)."""
+OBJECT_SAME = 1.0
+OBJECT_SYNONYM = 0.75
+OTHER_OBJECT = 0.5
+"""Weight of an object only the docstring names (the name's own objects weigh 1)."""
+MAX_OBJECT = 2.0
+
+
+@dataclass(frozen=True)
+class Match:
+    verb: float
+    """Strength of the best verb match (0 none, 1 near or light, 2 synonym, 3 same)."""
+    verb_exact: bool
+    objects: float
+    """Sum of object matches (capped)."""
+    how: str = ""
+
+    @property
+    def trigger(self) -> float:
+        return self.verb + self.objects
+
+
+def match(request: RequestFrame, frame: ToolFrame) -> Match:
+    """How strongly ``request`` names the tool of ``frame`` (see the module docstring)."""
+    best, exact, how = 0.0, False, ""
+    for rp in request.verbs:
+        for tp in frame.verbs:
+            score, is_exact = _verb_score(rp, tp)
+            if score > best:
+                best, exact, how = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}"
+    objects = 0.0
+    named = []
+    for noun in request.nouns:
+        s = 0.0
+        for obj in frame.objects:
+            weight = 1.0 if obj in frame.own_objects else OTHER_OBJECT
+            if noun == obj:
+                s = max(s, OBJECT_SAME * weight)
+            elif relation(noun, obj, "n") == Relation.SYNONYM:
+                s = max(s, OBJECT_SYNONYM * weight)
+        if s:
+            named.append(noun)
+        objects += s
+    objects = min(objects, MAX_OBJECT)
+    if named:
+        how = f"{how}; object {', '.join(sorted(named))}".lstrip("; ")
+    return Match(best, exact, objects, how)
+
+
+def _verb_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
+    """The phrase as said first ("go up" ~ "climb"), then, when its particle is a direction
+    the tool's verb does not have, the bare verb ("move down" ~ "move")."""
+    score, exact = _phrase_score(rp, tp)
+    if rp.particle and rp.particle != tp.particle and is_direction(rp.particle):
+        bare, bare_exact = _phrase_score(Phrase(rp.verb), tp)
+        if bare > score:
+            score, exact = bare, bare_exact
+    if exact and not tp.own:
+        return min(score, OTHER_VERB), True  # ranks below the tool whose own verb it is
+    return score, exact
+
+
+def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
+    light = tp.verb in LIGHT_VERBS and not tp.particle
+    if is_direction(rp.verb) and rp.verb != "move":
+        # "back up": a direction said as a verb; only the same phrasal verb is its name (the
+        # request also carries "move" for the motion, see requests.py)
+        return ((EXACT, True) if (rp.verb, rp.particle) == (tp.verb, tp.particle) else (0.0, False))
+    if rp.verb == tp.verb:
+        if rp.particle == tp.particle:
+            return (LIGHT, False) if light else (EXACT, True)
+        if tp.particle and not rp.particle:
+            return 0.0, False  # "take a photo" is not "take off"
+        return PARTICLE_MISMATCH, False  # "turn off" for "turn"
+    rel = relation(rp.text, tp.text, "v")
+    if rel == Relation.SAME:
+        return (LIGHT, False) if light else (EXACT, True)
+    if rel >= Relation.SYNONYM:
+        return (NEAR, False) if light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
+    if rel == Relation.NEAR:
+        return NEAR, False
+    return 0.0, False

@@ -1,0 +1,111 @@
+"""What one command clause asks for, read with the parser: a :class:`RequestFrame`.
+
+"could you please take off and climb to ten metres" has two clauses (see
+:func:`edgevox.language.clauses.split_clauses`); each is read here into
+
+- **verbs**: the clause's own verbs with their particles ("take off", "climb", "back up",
+  "turn ... off"), not the verbs that only carry the request ("want", "need", "like",
+  "let", "try", "can", "please");
+- **nouns**: the lemmas of its nouns ("camera", "altitude", "light");
+- **words**: the lower-case words, for direction cues, enum values and numbers.
+
+A verb's particle is the adverb particle the parser attaches to it, or a particle word
+right after the verb or after its object ("turn the lights off"): "take off" names another
+action than "take", and "turn off" another than "turn".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from edgevox.language.frames import PARTICLES, Phrase, verb_particles
+from edgevox.language.lexicon import attribute_nouns
+from edgevox.language.nlp import parse
+from edgevox.language.units import unit
+from edgevox.language.words import WANT_VERBS, WISH_VERBS, can_be_base_verb
+
+CARRIER_VERBS = WANT_VERBS | WISH_VERBS | frozenset("let try mind help would could can will please be".split())
+"""Verbs that carry a request ("I want you to ...", "let's ...", "would you mind ..."): the
+action is the verb they govern."""
+LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring".split())
+"""English light verbs: they carry little meaning of their own ("*set* the volume", "*take* a
+photo"); their object or particle says what is done."""
+MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split())
+"""Nouns of an amount ("a *bit*", "a *notch*"): never a tool's object."""
+DIRECTION_ADVERBS = frozenset(
+    """up down left right forward forwards backward backwards ahead clockwise counterclockwise
+    anticlockwise upward upwards downward downwards back over under above below behind""".split()
+)
+"""English adverbs of direction (a closed class): never the verb of a request ("pan *left*" is
+not a form of "leave"), except "back" opening a phrasal verb ("*back* up")."""
+
+
+def is_direction(word: str) -> bool:
+    """An adverb of direction ("up", "left", "backwards", "clockwise")."""
+    return word.lower() in DIRECTION_ADVERBS
+
+
+WH_ATTRIBUTES = {
+    "where": frozenset(("location", "position", "place")),
+    "when": frozenset(("time",)),
+}
+"""What a question word asks for when it opens a question (English wh-words are a closed class)."""
+FILLERS = frozenset("oh uh um umm uhm er erm hmm ah well okay ok alright hey so now just yes yeah please".split())
+
+
+@dataclass(frozen=True)
+class RequestFrame:
+    text: str
+    verbs: tuple[Phrase, ...]
+    nouns: frozenset[str]
+    words: tuple[str, ...]
+    lemmas: frozenset[str]
+
+    @property
+    def has_verb(self) -> bool:
+        return bool(self.verbs)
+
+
+def read_request(text: str) -> RequestFrame:
+    """The verbs, nouns and words of one command clause."""
+    doc = parse(text)
+    toks = [t for t in doc if not t.is_punct]
+    verbs: list[Phrase] = []
+    nouns: set[str] = set()
+    content = [t for t in toks if t.lower_.replace("'", "") not in FILLERS and t.pos_ != "INTJ"]
+    # A command opens with its verb ("lower the arm", "back up"); the tagger sometimes reads an
+    # imperative as a noun or an adjective there.
+    opening = next((t for t in content if t.lower_ not in CARRIER_VERBS and t.pos_ not in ("PRON", "AUX")), None)
+    for i, t in enumerate(toks):
+        word = t.lower_
+        lemma = t.lemma_.lower()
+        is_opening = opening is not None and t.i == opening.i and can_be_base_verb(word)
+        after_number = i > 0 and toks[i - 1].like_num
+        back_up = is_opening and i + 1 < len(toks) and toks[i + 1].lower_ in PARTICLES
+        if is_direction(word) and not back_up:
+            continue  # "pan *left*" is not "leave"; but "*back* up" is a verb
+        if after_number and unit(word) is not None:
+            continue  # "ten *metres*": a unit
+        if t.pos_ == "VERB" or is_opening:
+            base = word if is_opening else lemma
+            if base in CARRIER_VERBS or word in CARRIER_VERBS:
+                continue
+            phrases = [Phrase(base, particle) for particle in verb_particles(toks, i) or [""]]
+            if is_direction(base):
+                phrases.append(Phrase("move"))  # "back up", "back off": a move in that direction
+            for phrase in phrases:
+                if phrase not in verbs:
+                    verbs.append(phrase)
+        elif t.pos_ in ("NOUN", "PROPN") and lemma not in MEASURE_NOUNS:
+            nouns.add(lemma)
+        elif t.pos_ in ("ADJ", "ADV") and i > 0 and toks[i - 1].lower_ == "how":
+            nouns |= attribute_nouns(word)  # "how *high* are we" asks for the height
+        if word in WH_ATTRIBUTES and i == _first_content(toks):
+            nouns |= WH_ATTRIBUTES[word]  # "*where* are you" asks for the location
+    words = tuple(t.lower_ for t in toks)
+    lemmas = frozenset(t.lemma_.lower() for t in toks)
+    return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas)
+
+
+def _first_content(toks: list) -> int:
+    return next((k for k, t in enumerate(toks) if t.lower_.replace("'", "") not in FILLERS and t.pos_ != "INTJ"), -1)
