@@ -57,6 +57,7 @@ from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_call
 from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
+from edgevox.language.requests import directions_in
 from edgevox.language.terms import tokenize
 
 NONE_CHOICE = "none"
@@ -89,7 +90,8 @@ class Decision:
     call: ToolCall | None
     """The tool to call, or None to answer in words."""
     more: tuple[ToolCall, ...] = ()
-    """Further calls the model asked for in the same message, run in order after ``call``."""
+    """Further calls the model asked for in the same message, run in order after ``call`` (with
+    ``clarify``: the rest of the plan a yes confirms after ``proposed``)."""
     reply: str | None = None
     """The reply text, if the decoder already produced it (else the agent generates it)."""
     decided_by: str = "llm"
@@ -120,6 +122,8 @@ class PendingCall:
     request: str = ""
     """The request the question was about: an answer completes it ("turn thirty degrees" +
     "left")."""
+    more: tuple[ToolCall, ...] = ()
+    """The rest of a plan the question confirms ("Did you mean fly back 2 meters, then land?")."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,8 @@ class ClarifyAnswer:
     """``execute`` ``call``; ``declined`` (say :data:`DECLINED_REPLY`); ``none``: not an answer,
     handle the turn as usual (the question is dropped either way)."""
     call: ToolCall | None = None
+    more: tuple[ToolCall, ...] = ()
+    """Further calls of a confirmed plan, run in order after ``call``."""
 
 
 class Clarifications:
@@ -154,7 +160,7 @@ class Clarifications:
         if decision.proposed is None or decision.clarify is None:
             return
         pending = PendingCall(
-            decision.proposed, decision.missing, decision.clarify, self._clock() + self.ttl_s, request
+            decision.proposed, decision.missing, decision.clarify, self._clock() + self.ttl_s, request, decision.more
         )
         with self._lock:
             self._pending.pop(session_id, None)
@@ -177,7 +183,7 @@ class Clarifications:
         if polarity is False:
             return ClarifyAnswer("declined")
         if polarity is True and not p.missing:
-            return ClarifyAnswer("execute", ToolCall(p.call.name, dict(p.call.arguments)))
+            return ClarifyAnswer("execute", ToolCall(p.call.name, dict(p.call.arguments)), p.more)
         t = next((t for t in tools if t.name == p.call.name), None)
         if t is None or not p.missing:
             return ClarifyAnswer("none")
@@ -193,9 +199,15 @@ class Clarifications:
         resolver = SchemaResolver([t])
         ex = resolver.extract(t, text)
         filled = {k: ex.found[k] for k in p.missing if k in ex.found}
+        if p.request and not directions_in(text) and directions_in(p.request):
+            # "twenty centimetres" after "back up": the direction said before holds.
+            ex = resolver.extract(t, f"{text} {directions_in(p.request)}")
+            filled = {k: ex.found[k] for k in p.missing if k in ex.found}
         if len(filled) < len(p.missing) and p.request:
-            whole = resolver.extract(t, f"{p.request}, {text}")
-            filled |= {k: whole.found[k] for k in p.missing if k in whole.found and k not in filled}
+            # "left" after "turn thirty degrees": the number said before holds.
+            for context in (f"{p.request}, {text}",):
+                more = resolver.extract(t, context)
+                filled |= {k: more.found[k] for k in p.missing if k in more.found and k not in filled}
         if len(filled) < len(p.missing):
             return ClarifyAnswer("none")
         return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **filled}))
@@ -432,6 +444,7 @@ class SchemaFirstDecoder:
             missing = tuple(proposal.missing.get(name, []))
             return Decision(
                 None,
+                more=tuple(ToolCall(n, dict(a)) for n, a in proposal.plan[1:]),
                 decided_by="schema",
                 details=details,
                 clarify=proposal.clarify,
@@ -461,9 +474,10 @@ class SchemaFirstDecoder:
         if decision.call is None:
             return decision
         checked = self._check_llm_call(resolver, decision, proposal)
-        if checked.call is not None and proposal.reason == ARGUMENTS_ONLY:
-            # No word of the request names an action ("make it brighter in the bedroom" only
-            # matched the room): the tool is the model's reading alone. Ask before acting.
+        if checked.call is not None and (proposal.reason == ARGUMENTS_ONLY or checked.call.name not in proposal.sure_tools):
+            # The model's choice passes the frame checks a rule decision passes: a tool the
+            # request's verb or object does not name surely ("make it brighter in the bedroom"
+            # only matched the room) is the model's reading alone. Ask before acting.
             call = checked.call
             return Decision(
                 None, decided_by=checked.decided_by, raw=checked.raw,
@@ -506,11 +520,7 @@ class SchemaFirstDecoder:
         for pname, why in problems.items():
             kept = {k: v for k, v in call.arguments.items() if k in said}
             return ask(resolver.question(call.name, pname, why), ToolCall(call.name, kept), (pname,))
-        unsaid = [
-            p
-            for p in call.arguments
-            if p not in said and (props.get(p, {}).get("type") != "string" or "enum" in props.get(p, {}))
-        ]
+        unsaid = [p for p in call.arguments if p not in said]  # a string the model cut from the words too
         guessed = [p for p in unsaid if p in tool.required]
         # An optional value the user never said keeps its declared default, not the LLM's guess.
         call = ToolCall(

@@ -48,6 +48,7 @@ from edgevox.agents.decoders import (
     Clarifications,
     Decision,
     DecisionRequest,
+    PendingCall,
     SchemaFirstDecoder,
     ToolDecoder,
 )
@@ -157,6 +158,10 @@ class LLMAgent(AgentBase):
 
     def stream(self, task: str, ctx: AgentContext | None = None) -> AgentStream:
         return AgentStream(self._run(task, ctx or AgentContext()))
+
+    def pending_question(self, session_id: str) -> PendingCall | None:
+        """The call a question asked in ``session_id`` proposes, until it is answered or expires."""
+        return self._clarifications.pending(session_id)
 
     def decide(self, task: str, ctx: AgentContext | None = None) -> Decision:
         """Only the first decision for ``task`` (no tool runs, no reply): used by evaluations."""
@@ -304,7 +309,7 @@ class LLMAgent(AgentBase):
             if hop == self.max_tool_hops:
                 break  # out of hops: answer in words
             if hop == 0 and answer.call is not None:
-                decision = Decision(answer.call, decided_by="clarified")
+                decision = Decision(answer.call, more=answer.more, decided_by="clarified")
             elif not tools:
                 break  # a chat agent: straight to the reply, no decision to make
             else:

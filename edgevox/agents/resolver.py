@@ -71,7 +71,7 @@ from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
-from edgevox.language.requests import RequestFrame, read_request
+from edgevox.language.requests import LIGHT_VERBS, RequestFrame, read_request, strip_conjunction
 from edgevox.language.terms import stem, tokenize
 
 
@@ -105,6 +105,9 @@ class Proposal:
     intent: Intent | None = None
     problems: dict[str, dict[str, str]] = field(default_factory=dict)
     """Per candidate tool: argument -> why its value is not usable (unit, range, ambiguous)."""
+    sure_tools: set[str] = field(default_factory=set)
+    """Tools the request names surely enough to act on (by their verb, or a verb and object):
+    an LLM choice among the candidates acts only on one of these, else it is confirmed."""
     plan: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """Several calls to run in order (a compound request whose every part is sure); ``call``
     is then the first."""
@@ -168,35 +171,68 @@ class SchemaResolver:
         return proposal
 
     def _plan(self, parts: list[str]) -> Proposal:
-        """One proposal for several command clauses: a plan when each part is a sure call
-        (a part said twice, "stop, stop!", is said once for emphasis); else nothing runs and
-        the first part that is not sure is asked about, or said to be impossible."""
-        proposals = [self._propose(p) for p in parts]
-        calls: list[tuple[str, dict[str, Any]]] = []
-        for i, p in enumerate(proposals):
-            if p.call is not None and p.sure and p.clarify is None:
-                if not calls or calls[-1] != p.call:
-                    calls.append(p.call)
-                continue
-            done = " and ".join(self.describe(*c) for c in calls)
+        """One proposal for several command clauses, in order.
+
+        Parts that name the same tool one after the other are one call with the values of both
+        ("take off and hover at three metres" is ``take_off(height=3)``); a part said twice
+        ("stop, stop!") is said once. When every part is a sure call, the plan runs; when some
+        part names a tool but is unsure of it, the whole plan is asked about ("Did you mean fly
+        back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
+        about, saying what waits; a part that names no tool is said to be impossible. Nothing
+        runs until every part is clear."""
+        parts = self._attach_afterthoughts([strip_conjunction(p) for p in parts])
+        if len(parts) == 1:
+            return self._propose(parts[0])
+        proposals = self._merge_same_tool([self._propose(p) for p in parts], parts)
+        for i, (p, text) in enumerate(proposals):
+            done = [q.call for q, _ in proposals[:i] if q.call is not None]
             if p.call is None:
-                question = f"I can't do '{parts[i]}'." + (f" Should I just {done}?" if done else "")
-                first = proposals[0]
-                return Proposal(
-                    first.call if done else None, True, reason=f"part {i + 1} names no tool", clarify=question
-                )
-            if p.clarify is None:
-                p.clarify = f"Did you mean {self.describe(*p.call)}?"
-            if done:
-                # Nothing runs until every part is clear: say so before asking.
-                p.clarify = f"Before I {done}: {p.clarify[0].lower()}{p.clarify[1:]}"
-            p.sure = True
-            return p
-        first = proposals[0]
+                first = " and ".join(self.describe(*c) for c in done)
+                question = f"I can't do '{text}'." + (f" Should I just {first}?" if first else "")
+                return Proposal(done[0] if done else None, True, reason=f"part {i + 1} names no tool", clarify=question)
+            if p.clarify is not None and not p.clarify.startswith("Did you mean"):
+                if done:  # a value is missing or unusable: ask it, saying what waits
+                    waiting = " and ".join(self.describe(*c) for c in done)
+                    p.clarify = f"Before I {waiting}: {p.clarify[0].lower()}{p.clarify[1:]}"
+                return p
+        calls = [p.call for p, _ in proposals if p.call is not None]
+        first = proposals[0][0]
         first.plan = calls
         first.call = calls[0]
-        first.reason = f"a plan of {len(calls)} calls" if len(calls) > 1 else first.reason
+        if all(p.sure and p.clarify is None for p, _ in proposals):
+            first.reason = f"a plan of {len(calls)} calls" if len(calls) > 1 else first.reason
+            first.clarify = None
+            return first
+        first.sure = True
+        first.reason = "a plan with a part unsure of its tool"
+        first.clarify = "Did you mean " + ", then ".join(self.describe(*c) for c in calls) + "?"
         return first
+
+    @staticmethod
+    def _attach_afterthoughts(parts: list[str]) -> list[str]:
+        """A part with no verb of its own continues the one before ("drive forward two metres,
+        slowly", "turn left, ninety degrees"): an afterthought, not a request."""
+        out: list[str] = []
+        for text in parts:
+            if out and not read_request(text).has_verb:
+                out[-1] = f"{out[-1]} {text}"
+            else:
+                out.append(text)
+        return out
+
+    def _merge_same_tool(self, proposals: list[Proposal], parts: list[str]) -> list[tuple[Proposal, str]]:
+        out: list[tuple[Proposal, str]] = []
+        for p, text in zip(proposals, parts, strict=True):
+            if out and p.call is not None and out[-1][0].call is not None and out[-1][0].call[0] == p.call[0]:
+                prev, prev_text = out[-1]
+                if p.call == prev.call and p.clarify is None:
+                    continue  # said again ("stop, stop!")
+                merged = self._propose(f"{prev_text} {text}")
+                if merged.call is not None and merged.call[0] == p.call[0]:
+                    out[-1] = (merged, f"{prev_text} {text}")
+                    continue
+            out.append((p, text))
+        return out
 
     def confirm_question(self, why: str, name: str, arguments: dict[str, Any]) -> str:
         """Ask before acting on a likely but unsure request (see ``Intent.confirm``)."""
@@ -221,32 +257,48 @@ class SchemaResolver:
             name = entry.tool.name
             ex = extract_from(entry, text, tokens)
             m = match(request, entry.frame)
-            if entry.query and not query_only and request.has_verb and m.verb < NEAR:
+            if entry.query and not query_only and request.has_verb and not (m.verb_exact or m.verb >= SYNONYM):
                 continue  # a command asks for an action: a reading tool only when its verb names it
             # Argument evidence ranks tools a verb or an object named; it never selects one.
-            ev = 0.5 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
-            ev += 0.25 * sum(1 for p in ex.found if entry.units.get(p) is not None)
+            ev = 1.0 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
+            ev += 0.25 * sum(
+                1
+                for p in ex.found
+                if entry.frame.param(p) is not None and entry.frame.param(p).kind in ("number", "integer")
+            )  # type: ignore[union-attr]
             ev = min(ev, 1.0)
             matches[name], evidence[name] = m, ev
-            scores[name] = m.trigger + ev
+            # A tool whose required values the request gives fits it better than one it leaves
+            # asking (never a tool with none: "land" does not win because "fly" lacks a distance).
+            complete = bool(entry.tool.required) and not ex.missing and not ex.problems
+            scores[name] = m.trigger + ev + (0.5 if complete else 0.0)
             found[name], missing[name], problems[name] = ex.found, ex.missing, ex.problems
+
         def is_named(n: str) -> bool:
             # A verb or an object names the tool; a verb only near in meaning ("turn" for
             # ``rotate``) names it when the tool also understands the request's values.
             m = matches[n]
             if query_only:  # a question to a tool that only reads: harmless, a hint is enough
                 return m.trigger >= OTHER_OBJECT
-            return m.trigger >= self.min_trigger or (m.verb >= NEAR and evidence[n] >= 0.5)
+            if m.trigger >= self.min_trigger or (m.verb >= NEAR and evidence[n] >= 0.5):
+                return True
+            return not request.has_verb and m.objects >= OTHER_OBJECT and evidence[n] > 0  # "thermostat to 19.5"
 
         ranked = sorted(scores, key=lambda n: (is_named(n), scores[n]), reverse=True)
 
         def proposal(call: Any, sure: bool, candidates: list[str], reason: str, clarify: str | None = None) -> Proposal:
-            return Proposal(call, sure, candidates, found, missing, scores, reason, clarify, None, problems)
+            p = Proposal(call, sure, candidates, found, missing, scores, reason, clarify, None, problems)
+            p.sure_tools = {
+                n
+                for n in candidates
+                if self._sure_of_tool(matches[n], self._entry(n).frame, request, query_only, self._names_value(n, found))
+            }
+            return p
 
         named = [n for n in ranked if is_named(n)]
         if not named:
             arg_only = [n for n in ranked if evidence[n] > 0]
-            if not arg_only or not request.has_verb:
+            if not arg_only:
                 return proposal(None, True, [], "no tool is named by the request's verb or objects")
             return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
         best = named[0]
@@ -254,12 +306,14 @@ class SchemaResolver:
         entry = self._entry(best)
         frame = entry.frame
         if m.verb < EXACT and not QUOTED.search(text):
-            # Free words are a value only when the tool's own verb introduced them ("say
-            # hello"); after another verb ("tell me a joke") they describe, they do not quote.
+            # Free words are the value ("say hello", "put oat milk on the list"); an indefinite
+            # phrase after a verb that is not the tool's own ("tell me *a joke*") describes a
+            # value to invent, it does not say one.
             for p in [p for p in found[best] if is_string(entry.tool, p)]:
-                del found[best][p]
-                if p in entry.tool.required:
-                    missing[best].append(p)
+                if _indefinite_before(text, str(found[best][p])):
+                    del found[best][p]
+                    if p in entry.tool.required:
+                        missing[best].append(p)
         candidates = [best] + [n for n in named[1:] if scores[n] > scores[best] - 2 * self.margin][:2]
         call = (best, found[best])
         reason = m.how or "named"
@@ -272,14 +326,18 @@ class SchemaResolver:
             return proposal(call, True, candidates, f"missing {unfillable}", self.question(entry, unfillable[0]))
         if missing[best]:
             return proposal(call, False, candidates, f"missing {missing[best]}")
-        enum_named = any(frame.param(p) is not None and frame.param(p).kind == "enum" for p in found[best])  # type: ignore[union-attr]
-        if not self._sure_of_tool(m, frame, request, query_only, enum_named):
+        if not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found)):
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
 
+    def _names_value(self, name: str, found: dict[str, dict[str, Any]]) -> bool:
+        """The request names one of the tool's enum or boolean values ("sport mode", "on")."""
+        frame = self._entry(name).frame
+        return any((pf := frame.param(p)) is not None and pf.kind in ("enum", "boolean") for p in found.get(name, {}))
+
     @staticmethod
-    def _sure_of_tool(m: Match, frame: ToolFrame, request: RequestFrame, query_only: bool, enum_named: bool) -> bool:
+    def _sure_of_tool(m: Match, frame: ToolFrame, request: RequestFrame, query_only: bool, value_named: bool) -> bool:
         """Act without asking? A question to a reading tool needs only a named object or verb;
         an action needs its verb (same or a synonym), or a weaker verb with its object; an
         action with no argument (land, return home) needs its own verb."""
@@ -287,10 +345,12 @@ class SchemaResolver:
             return m.trigger >= 1.0
         if frame.drastic:
             return m.verb >= EXACT  # its own verb, said as it is
-        if m.verb >= SYNONYM:
-            return True
-        if m.verb >= LIGHT and (m.objects >= 1.0 or enum_named):
+        if m.verb >= SYNONYM and (m.own_verb or m.objects > 0):
+            return True  # its own verb; another verb of its docstring with its object ("stop recording")
+        if m.verb >= LIGHT and (m.objects >= OTHER_OBJECT or value_named):
             return True  # "set the volume", "put it in slow mode", "go to the kitchen"
+        if request.has_verb and all(v.verb in LIGHT_VERBS for v in request.verbs) and m.objects >= 1.0:
+            return True  # "put oat milk on the shopping list": a light verb defers to its object
         return not request.has_verb and m.objects >= 1.0  # "lights off in the kitchen"
 
     def _entry(self, name: str) -> ToolIndex:
@@ -380,6 +440,14 @@ class SchemaResolver:
 
 
 PARTICLES = frozenset("up down to on off in out over back away into onto".split())
+INDEFINITE_ARTICLES = frozenset(("a", "an", "some", "any"))
+
+
+def _indefinite_before(text: str, value: str) -> bool:
+    """The value follows an indefinite article ("tell me *a* joke")."""
+    at = text.lower().find(value.lower())
+    before = text[:at].lower().split() if at > 0 else []
+    return bool(before) and before[-1] in INDEFINITE_ARTICLES
 
 
 def spoken_name(tool_name: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, read_frame
 from edgevox.language.numbers import as_number, find_numbers, spoken_unit
+from edgevox.language.requests import object_phrase
 from edgevox.language.terms import (
     DETERMINERS,
     DIRECTIONS,
@@ -159,6 +160,8 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             problems[pname] = f"a range, not one value: {text!r}"
             continue
         said, wanted = spoken_unit(words, span.end), index.units.get(pname)
+        if said is not None and wanted is not None and said.pint_name == "degree" and wanted.dimension == "temperature":
+            said = wanted  # "twenty one degrees" of a temperature: degrees of its own scale
         if said is not None and wanted is not None and not same_dimension(said, wanted):
             problems[pname] = f"said in {said.spoken}, not a {wanted.dimension}"
             continue
@@ -174,7 +177,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             if direction == 2:
                 problems[pname] = "words of both directions"
                 continue
-            if direction == 0 and not rule.forward_by_default:
+            if direction == 0 and rule.of_motion and not rule.forward_by_default:
                 # "turn thirty degrees": which way? (a move without a direction goes forward)
                 problems[pname] = f"{WHICH_WAY} {rule.choices()}"
                 continue
@@ -196,7 +199,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         if pname in found or prop.get("type") != "string" or enum_values(prop):
             continue
         quoted = QUOTED.search(text)
-        value = quoted.group(1).strip() if quoted else _string_after_trigger(text, tokens, stems, index.vocab)
+        value = quoted.group(1).strip() if quoted else object_phrase(text)
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
     missing = [r for r in t.required if r not in found]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from edgevox.language.nlp import parse
+from edgevox.language.units import unit
 from edgevox.language.words import (
     ABILITY_MARKERS,
     ABOUT_ENDINGS,
@@ -135,6 +136,9 @@ def _time_phrase_length(ws: list[str], i: int) -> int:
     if not rest:
         return 0
     if ws[i] == "at" and (rest[0].isdigit() or rest[0] in NUMBER_WORDS):
+        after = [w for w in rest[1:] if w not in NUMBER_WORDS and not w.isdigit()][:1]
+        if after and (u := unit(after[0])) is not None and u.dimension != "time":
+            return 0  # "hover at ten metres", "at 50 percent": a quantity, not a clock time
         return 2 + int(len(rest) > 1 and rest[1] in ("oclock", "am", "pm"))
     if ws[i] == "in" and (rest[0] in ("a", "an") or rest[0].isdigit() or rest[0] in NUMBER_WORDS):
         for k, w in enumerate(rest[1:3], start=2):

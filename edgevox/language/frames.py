@@ -40,6 +40,8 @@ from edgevox.language.words import can_be_base_verb
 
 PARTICLES = frozenset("up down off on out in back over away around about through".split())
 """Adverb particles of English phrasal verbs ("take off", "back up", "turn on")."""
+PREPOSITIONS = frozenset("to at for of from with into onto by via in on".split())
+"""Prepositions in a tool name (``go_to``, ``look_at``): grammar, not objects."""
 READING_VERBS = frozenset("get read report check query list show measure count describe is has".split())
 """Verbs that name a tool which only reads the world ("get_battery", "Report the position")."""
 QUESTION_WORDS = frozenset("where what which how when who".split())
@@ -125,7 +127,9 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
         rest = words[1 + bool(particle) :]
     else:
         rest = words
-    own_objects = {_noun_lemma(w) for w in rest if w not in values and w not in PARTICLES and len(w) > 1}
+    own_objects = {
+        _noun_lemma(w) for w in rest if w not in values and w not in PARTICLES and w not in PREPOSITIONS and len(w) > 1
+    }
     objects |= own_objects
     first = _first_sentence(description)
     if first:

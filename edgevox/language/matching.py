@@ -42,7 +42,7 @@ PARTICLE_MISMATCH = 0.5
 """The same verb with another particle on the request side ("turn off" for ``turn``)."""
 OBJECT_SAME = 1.0
 OBJECT_SYNONYM = 0.75
-OTHER_OBJECT = 0.5
+OTHER_OBJECT = 0.75
 """Weight of an object only the docstring names (the name's own objects weigh 1)."""
 MAX_OBJECT = 2.0
 
@@ -52,9 +52,12 @@ class Match:
     verb: float
     """Strength of the best verb match (0 none, 1 near or light, 2 synonym, 3 same)."""
     verb_exact: bool
+    """The verb is said as it is (one lemma and particle; a light verb too, at its light weight)."""
     objects: float
     """Sum of object matches (capped)."""
     how: str = ""
+    own_verb: bool = True
+    """The best verb match is the tool's own verb (not another verb of its docstring)."""
 
     @property
     def trigger(self) -> float:
@@ -63,12 +66,15 @@ class Match:
 
 def match(request: RequestFrame, frame: ToolFrame) -> Match:
     """How strongly ``request`` names the tool of ``frame`` (see the module docstring)."""
-    best, exact, how = 0.0, False, ""
+    best, exact, how, own = 0.0, False, "", True
     for rp in request.verbs:
         for tp in frame.verbs:
-            score, is_exact = _verb_score(rp, tp)
+            # A tool named by a light verb alone ("go", ``go_to``) is named by that verb, unless a
+            # direction makes it a move ("go forward for ten seconds").
+            bare = not frame.own_objects and not request.directions
+            score, is_exact = _verb_score(rp, tp, bare_name=bare)
             if score > best:
-                best, exact, how = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}"
+                best, exact, how, own = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}", tp.own
     objects = 0.0
     named = []
     for noun in request.nouns:
@@ -85,13 +91,18 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
     objects = min(objects, MAX_OBJECT)
     if named:
         how = f"{how}; object {', '.join(sorted(named))}".lstrip("; ")
-    return Match(best, exact, objects, how)
+    return Match(best, exact, objects, how, own)
 
 
-def _verb_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
+def _verb_score(rp: Phrase, tp: Phrase, bare_name: bool = False) -> tuple[float, bool]:
     """The phrase as said first ("go up" ~ "climb"), then, when its particle is a direction
-    the tool's verb does not have, the bare verb ("move down" ~ "move")."""
+    the tool's verb does not have, the bare verb ("move down" ~ "move").
+
+    ``bare_name``: the tool's name is only a light verb ("go", ``go_to``): it has no object
+    to wait for, so its verb said as it is names it fully (not "go *up*": a direction)."""
     score, exact = _phrase_score(rp, tp)
+    if bare_name and tp.own and rp.verb == tp.verb and rp.particle == tp.particle:
+        return EXACT, True
     if rp.particle and rp.particle != tp.particle and is_direction(rp.particle):
         bare, bare_exact = _phrase_score(Phrase(rp.verb), tp)
         if bare > score:
@@ -109,13 +120,13 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
         return ((EXACT, True) if (rp.verb, rp.particle) == (tp.verb, tp.particle) else (0.0, False))
     if rp.verb == tp.verb:
         if rp.particle == tp.particle:
-            return (LIGHT, False) if light else (EXACT, True)
+            return (LIGHT, True) if light else (EXACT, True)
         if tp.particle and not rp.particle:
             return 0.0, False  # "take a photo" is not "take off"
         return PARTICLE_MISMATCH, False  # "turn off" for "turn"
     rel = relation(rp.text, tp.text, "v")
     if rel == Relation.SAME:
-        return (LIGHT, False) if light else (EXACT, True)
+        return (LIGHT, True) if light else (EXACT, True)
     if rel >= Relation.SYNONYM:
         return (NEAR, False) if light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
     if rel == Relation.NEAR:

@@ -16,6 +16,7 @@ action than "take", and "turn off" another than "turn".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from edgevox.language.frames import PARTICLES, Phrase, verb_particles
@@ -23,6 +24,7 @@ from edgevox.language.lexicon import attribute_nouns
 from edgevox.language.nlp import parse
 from edgevox.language.units import unit
 from edgevox.language.words import WANT_VERBS, WISH_VERBS, can_be_base_verb
+from edgevox.language.words import lemmas as readings
 
 CARRIER_VERBS = WANT_VERBS | WISH_VERBS | frozenset("let try mind help would could can will please be".split())
 """Verbs that carry a request ("I want you to ...", "let's ...", "would you mind ..."): the
@@ -61,9 +63,18 @@ class RequestFrame:
     words: tuple[str, ...]
     lemmas: frozenset[str]
 
+    noun_opening: bool = False
+    """The only verb is the opening word, which the tagger read as a noun ("thermostat to
+    19.5"): it is kept as a verb and as a noun, and the request counts as verbless."""
+
+    @property
+    def directions(self) -> frozenset[str]:
+        """The adverbs of direction said ("forward", "left", "up")."""
+        return frozenset(w for w in self.words if is_direction(w))
+
     @property
     def has_verb(self) -> bool:
-        return bool(self.verbs)
+        return bool(self.verbs) and not self.noun_opening
 
 
 def read_request(text: str) -> RequestFrame:
@@ -72,6 +83,7 @@ def read_request(text: str) -> RequestFrame:
     toks = [t for t in doc if not t.is_punct]
     verbs: list[Phrase] = []
     nouns: set[str] = set()
+    noun_opening = False
     content = [t for t in toks if t.lower_.replace("'", "") not in FILLERS and t.pos_ != "INTJ"]
     # A command opens with its verb ("lower the arm", "back up"); the tagger sometimes reads an
     # imperative as a noun or an adjective there.
@@ -86,7 +98,16 @@ def read_request(text: str) -> RequestFrame:
             continue  # "pan *left*" is not "leave"; but "*back* up" is a verb
         if after_number and unit(word) is not None:
             continue  # "ten *metres*": a unit
-        if t.pos_ == "VERB" or is_opening:
+        if t.tag_ == "VBG" and i > 0 and not (opening is not None and t.i == opening.i):
+            nouns.add(word)  # "stop *recording*", "start *cleaning*": the activity is the object
+        tagged_verb = t.pos_ == "VERB" and "VERB" in readings(word)  # the lexicon vetoes a tagger slip
+        if t.pos_ == "VERB" and not tagged_verb and not is_opening:
+            nouns.add(lemma)  # "thermostat to 19.5": a noun the tagger read as a verb
+            continue
+        if is_opening and t.pos_ in ("NOUN", "PROPN"):
+            nouns.add(lemma)
+            noun_opening = True
+        if tagged_verb or is_opening:
             base = word if is_opening else lemma
             if base in CARRIER_VERBS or word in CARRIER_VERBS:
                 continue
@@ -104,8 +125,53 @@ def read_request(text: str) -> RequestFrame:
             nouns |= WH_ATTRIBUTES[word]  # "*where* are you" asks for the location
     words = tuple(t.lower_ for t in toks)
     lemmas = frozenset(t.lemma_.lower() for t in toks)
-    return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas)
+    noun_opening = noun_opening and len({v.verb for v in verbs}) == 1
+    return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas, noun_opening)
 
 
 def _first_content(toks: list) -> int:
     return next((k for k, t in enumerate(toks) if t.lower_.replace("'", "") not in FILLERS and t.pos_ != "INTJ"), -1)
+
+
+OBJECT_DEPS = ("dobj", "obj", "attr", "oprd", "intj", "npadvmod", "ccomp")
+"""Dependency labels of what a verb takes as its object: a noun phrase ("pick up *the cup*"),
+or what is said ("say *hello*", "say *good morning*", "announce *that dinner is ready*")."""
+
+
+def object_phrase(text: str) -> str | None:
+    """The direct object of the request's verb as said, without its determiner ("pick up *the
+    red cup* please" -> "red cup", "add *eggs* to the list" -> "eggs"), or None when it has
+    none or it is a pronoun ("bring *me* to the kitchen", "do *it*")."""
+    doc = parse(text)
+    for t in doc:
+        if t.dep_ in OBJECT_DEPS and t.pos_ in ("NOUN", "PROPN", "INTJ", "X", "AUX", "VERB") and t.head.pos_ == "VERB":
+            if t.dep_ == "npadvmod" and (t.like_num or any(c.like_num for c in t.children)):
+                continue  # "drive *two metres*": a measure, not an object
+            words = [w for w in t.subtree if not w.is_punct]
+            while words and (
+                (words[0].pos_ in ("DET", "PRON") and words[0].dep_ in ("det", "poss", "predet"))
+                or words[0].dep_ == "mark"
+            ):
+                words = words[1:]
+            if words:
+                return doc[words[0].i : words[-1].i + 1].text
+    return None
+
+
+def directions_in(text: str) -> str:
+    """The adverbs of direction said in ``text``, as words ("point the camera up" -> "up"); the
+    particle of "back up" / "back off" is part of the verb, not a direction of its own."""
+    words = re.findall(r"[a-z]+", text.lower())
+    kept = [w for i, w in enumerate(words) if is_direction(w) and not (i > 0 and words[i - 1] == "back")]
+    return " ".join(kept)
+
+
+LEADING_CONJUNCTIONS = frozenset("and then also so after afterwards next".split())
+
+
+def strip_conjunction(clause: str) -> str:
+    """A clause without the conjunctions that joined it to the one before ("and then land" -> "land")."""
+    words = clause.split()
+    while len(words) > 1 and words[0].lower().strip(",") in LEADING_CONJUNCTIONS:
+        words = words[1:]
+    return " ".join(words)

@@ -110,6 +110,13 @@ class SignRule:
         """A magnitude said alone means positive when positive is *forward* ("move two metres")."""
         return bool(self.positive & _FORWARD)
 
+    @property
+    def of_motion(self) -> bool:
+        """The two signs are directions of motion (up/down, left/right, clockwise, back/forward):
+        a magnitude said without one leaves the way unknown ("turn thirty degrees"). Not so for
+        a value on a scale ("twenty degrees" of ``celsius``, negative below zero)."""
+        return any((a | b) & (self.negative | self.positive) for a, b in DIRECTIONS[:4])
+
     def choices(self) -> str:
         """The two directions as words for a question: "left or right"."""
         return f"{_say(self.positive)} or {_say(self.negative)}"

@@ -33,8 +33,11 @@ import re
 import threading
 from typing import Any, NamedTuple
 
-NOT_UNITS = frozenset("a an are at in and or of to by per point as it is be on off up me my no".split())
-"""Closed-class English words pint also defines as units: never read as units."""
+NOT_UNITS = frozenset(
+    "a an are at in and or of to by per point as it is be on off up me my no count bit half quarter third dozen couple".split()
+)
+"""English words pint also defines as units: closed-class words, and the words English uses for
+amounts and fractions ("a *quarter* turn", "a *couple* of", "count", "bit"). Never units."""
 SYMBOL_SUFFIXES = frozenset("s ms min h hr m cm mm km deg rad pct kg g l ml".split())
 """Unit symbols read from the last part of a parameter name (``distance_m``)."""
 COMMON_PREFIXES = frozenset(("kilo", "centi", "milli"))

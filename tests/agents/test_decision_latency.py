@@ -101,8 +101,8 @@ def test_only_missing_values_are_asked_as_a_follow_up_of_the_name_prompt():
 
 UNSURE = [
     "bring me to the kitchen",
-    "walk to the bathroom",
-    "get me to the office",
+    "take me to the office",
+    "escort me to the office",
     "turn the lamp",
     "visit the kitchen",
 ]

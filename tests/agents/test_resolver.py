@@ -6,7 +6,7 @@ import pytest
 
 from edgevox.agents.resolver import SchemaResolver
 from edgevox.agents.tools import tool
-from edgevox.language.numbers import UnitMismatch, convert, find_numbers, parameter_unit, spoken_unit
+from edgevox.language.numbers import find_numbers
 from edgevox.language.terms import stem, tokenize
 
 
@@ -108,23 +108,6 @@ def test_negative_clause_in_a_parameter_description_sets_the_sign():
         "set_temperature",
         {"celsius": -5},
     )
-
-
-def test_units_come_from_parameter_names_and_descriptions_and_convert_within_a_dimension():
-    assert parameter_unit("distance_m") == ("length", 1.0)
-    assert parameter_unit("timeout_s") == ("time", 1.0)
-    assert parameter_unit("minutes") == ("time", 60.0)
-    assert parameter_unit("duration", "Duration in minutes.") == ("time", 60.0)
-    assert parameter_unit("count", "How many items to fetch.") is None
-    assert parameter_unit("margin", "Kept in m.") is None  # abbreviations only as name suffixes
-    assert spoken_unit("half an hour".split(), 1) == ("time", 3600.0)
-    assert spoken_unit("ninety second timer".split(), 1) == ("time", 1.0)
-    assert spoken_unit("five apples".split(), 1) is None
-    assert convert(90, ("time", 1.0), ("time", 60.0)) == 1.5
-    assert convert(50, ("length", 0.01), ("length", 1.0)) == 0.5
-    with pytest.raises(UnitMismatch):
-        convert(3, ("time", 1.0), ("length", 1.0))  # never across dimensions
-    assert convert(3, None, ("time", 60.0)) == 3
 
 
 def test_quantities_said_in_another_unit_are_converted_to_the_declared_one():
