@@ -188,11 +188,12 @@ class Clarifications:
         if t is None or not p.missing:
             return ClarifyAnswer("none")
         # A new request ("climb thirty meters" after "What percent should I set the speed?") or
-        # a remark is a new turn, not the value asked for.
-        if analyze(text).kind not in ("command", "question"):
+        # a remark is a new turn, not the value asked for; a bare value ("five then", "to the
+        # right", "eighty centimetres") is the answer, whatever its grammar.
+        if analyze(text).kind in ("negated", "report", "hypothetical"):
             return ClarifyAnswer("none")
         new = SchemaResolver(tools).propose(text)
-        if new.call is not None and new.call[0] != p.call.name:
+        if new.call is not None and new.call[0] != p.call.name and new.sure and new.clarify is None:
             return ClarifyAnswer("none")
         # "two meters", "the bedroom": the value the question asked for completes the call;
         # "left" (after "Which way should I turn?") completes it together with the request.
@@ -506,7 +507,6 @@ class SchemaFirstDecoder:
         tool = next((t for t in resolver.tools if t.name == call.name), None)
         if tool is None:
             return decision
-        props = tool.parameters.get("properties", {})
         said = proposal.found.get(call.name, {})
         problems = proposal.problems.get(call.name, {})
 

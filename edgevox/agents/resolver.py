@@ -347,8 +347,10 @@ class SchemaResolver:
             return m.verb >= EXACT  # its own verb, said as it is
         if m.verb >= SYNONYM and (m.own_verb or m.objects > 0):
             return True  # its own verb; another verb of its docstring with its object ("stop recording")
-        if m.verb >= LIGHT and (m.objects >= OTHER_OBJECT or value_named):
-            return True  # "set the volume", "put it in slow mode", "go to the kitchen"
+        if m.verb_exact and m.verb >= LIGHT and (m.objects >= OTHER_OBJECT or value_named):
+            return True  # its light verb as said: "set the volume", "go to the kitchen"
+        if m.verb >= LIGHT and m.objects >= OTHER_OBJECT:
+            return True  # "put it in slow mode": a verb near the tool's, and its object
         if request.has_verb and all(v.verb in LIGHT_VERBS for v in request.verbs) and m.objects >= 1.0:
             return True  # "put oat milk on the shopping list": a light verb defers to its object
         return not request.has_verb and m.objects >= 1.0  # "lights off in the kitchen"

@@ -140,6 +140,9 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         values = enum_values(prop)
         if values:
             value = _match_enum(values, stems, words)
+            pf = index.frame.param(pname)
+            if value is None and pf is not None and pf.value_words:
+                value = _match_value_words(pf.value_words, stems)
             if value is not None:
                 found[pname] = value
                 hits += 1
@@ -271,6 +274,18 @@ def _match_enum(values: list[Any], stems: list[str], words: list[str] | None = N
     if found is not None:
         return found
     return _match_direction(values, stems)
+
+
+def _match_value_words(value_words: Any, stems: list[str]) -> Any:
+    """The one enum value whose docstring words the request says ("lower the hand" -> z, when
+    "z is up"); none when words of several values are said."""
+    said = set(stems)
+    owners: dict[str, set[Any]] = {}
+    for v, ws in value_words.items():
+        for w in ws:
+            owners.setdefault(w, set()).add(v)
+    hits = {next(iter(owners[w])) for w in said if w in owners and len(owners[w]) == 1}
+    return next(iter(hits)) if len(hits) == 1 else None
 
 
 def _match_direction(values: list[Any], stems: list[str]) -> Any:

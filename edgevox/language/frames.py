@@ -34,7 +34,7 @@ from typing import Any
 
 from edgevox.language.bounds import docstring_bounds
 from edgevox.language.nlp import parse
-from edgevox.language.terms import SignRule, sign_rule
+from edgevox.language.terms import DIRECTIONS, SignRule, content_stems, is_direction, sign_rule, stem, tokenize
 from edgevox.language.units import Unit, parameter_unit
 from edgevox.language.words import can_be_base_verb
 
@@ -79,6 +79,9 @@ class ParamFrame:
     """Enum values."""
     has_default: bool = False
     default: Any = None
+    value_words: Mapping[Any, frozenset[str]] = field(default_factory=dict)
+    """Words the docstring gives each enum value ("x is toward the front, z is up": z <- up,
+    and down, its opposite on the same axis), as stems."""
 
     @property
     def signed(self) -> bool:
@@ -141,6 +144,14 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
                 verbs.append(Phrase(v.verb, v.particle, own))
         objects |= doc_objects
         reads = reads or (doc_reads and not name_verb)  # "battery_level": "Report the battery level."
+    if reads:
+        # A reading tool reports what its docstring lists ("whether the drone is flying, what
+        # the gripper holds"): every verb and noun of it is a topic a question may ask about.
+        for t in parse(description):
+            if t.pos_ == "VERB" and all(t.lemma_.lower() != v.verb for v in verbs):
+                verbs.append(Phrase(t.lemma_.lower(), "", False))
+            elif t.pos_ in ("NOUN", "PROPN") and t.lower_ not in values and len(t.lower_) > 1:
+                objects.add(t.lemma_.lower())
     required = set(parameters.get("required", []))
     props = dict(parameters.get("properties", {}))
     function_signs = sign_rule(description)
@@ -150,7 +161,14 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     function_bounds = docstring_bounds(description)
     bounded = _sign_target(description, props, required) if function_bounds else None
     params = tuple(
-        _param(p, s, p in required, function_signs if p == target else None, function_bounds if p == bounded else {})
+        _param(
+            p,
+            s,
+            p in required,
+            function_signs if p == target else None,
+            function_bounds if p == bounded else {},
+            description,
+        )
         for p, s in props.items()
     )
     drastic = not reads and not required
@@ -178,6 +196,7 @@ def _param(
     required: bool,
     function_signs: SignRule | None,
     function_bounds: Mapping[str, float | int],
+    function_text: str = "",
 ) -> ParamFrame:
     desc = str(prop.get("description", ""))
     kind = _kind(prop)
@@ -200,7 +219,32 @@ def _param(
         tuple(_enum(prop)),
         "default" in prop,
         prop.get("default"),
+        _value_words(_enum(prop), f"{function_text}. {desc}"),
     )
+
+
+def _value_texts(value: str, text: str) -> list[str]:
+    pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])\s*(?:is|=|means|:|-|\()\s*([^,;.)]+)"
+    return [m.group(1) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
+
+
+def _value_words(values: list[Any], text: str) -> dict[Any, frozenset[str]]:
+    """What the docstring says each enum value is: "x is toward the front edge", "z (up/down)",
+    "slow: indoors". A direction word also gives its opposite (one axis, two ways)."""
+    out: dict[Any, frozenset[str]] = {}
+    for v in values:
+        if not isinstance(v, str) or not v.strip():
+            continue
+        found: set[str] = set()
+        for said in _value_texts(v, text):
+            found |= set(content_stems(said)) | {stem(w) for w, _, _ in tokenize(said) if is_direction(w)}
+        adverbs = {stem(w) for w, _, _ in tokenize(" ".join(_value_texts(v, text))) if is_direction(w)}
+        for a, b in DIRECTIONS[:5]:
+            if adverbs & (a | b):  # "z is up" (not "the charger by the lifts")
+                found |= a | b
+        if found:
+            out[v] = frozenset(found)
+    return out
 
 
 def _numeric_member(prop: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -34,6 +34,8 @@ EXACT = 3.0
 OTHER_VERB = 2.5
 """The same verb as one of the tool's other docstring verbs (not its own)."""
 SYNONYM = 2.0
+DENOMINAL = 2.0
+"""The tool's own object said as the request's verb ("zoom" of ``set_zoom``)."""
 NEAR = 0.5
 """One verb is a kind of the other: weak evidence, never enough alone."""
 LIGHT = 0.5
@@ -68,6 +70,10 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
     """How strongly ``request`` names the tool of ``frame`` (see the module docstring)."""
     best, exact, how, own = 0.0, False, "", True
     for rp in request.verbs:
+        if rp.verb in frame.own_objects and not rp.particle and DENOMINAL > best:
+            # "zoom to eight times" for ``set_zoom``: English makes verbs of nouns ("zoom",
+            # "mop", "photograph"); the tool's own object said as the verb names it.
+            best, exact, how, own = DENOMINAL, False, f"verb {rp.verb!r} = object of the name", True
         for tp in frame.verbs:
             # A tool named by a light verb alone ("go", ``go_to``) is named by that verb, unless a
             # direction makes it a move ("go forward for ten seconds").

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from edgevox.language.frames import PARTICLES, Phrase, verb_particles
 from edgevox.language.lexicon import attribute_nouns
 from edgevox.language.nlp import parse
+from edgevox.language.terms import is_direction
 from edgevox.language.units import unit
 from edgevox.language.words import WANT_VERBS, WISH_VERBS, can_be_base_verb
 from edgevox.language.words import lemmas as readings
@@ -34,19 +35,6 @@ LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring
 photo"); their object or particle says what is done."""
 MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split())
 """Nouns of an amount ("a *bit*", "a *notch*"): never a tool's object."""
-DIRECTION_ADVERBS = frozenset(
-    """up down left right forward forwards backward backwards ahead clockwise counterclockwise
-    anticlockwise upward upwards downward downwards back over under above below behind""".split()
-)
-"""English adverbs of direction (a closed class): never the verb of a request ("pan *left*" is
-not a form of "leave"), except "back" opening a phrasal verb ("*back* up")."""
-
-
-def is_direction(word: str) -> bool:
-    """An adverb of direction ("up", "left", "backwards", "clockwise")."""
-    return word.lower() in DIRECTION_ADVERBS
-
-
 WH_ATTRIBUTES = {
     "where": frozenset(("location", "position", "place")),
     "when": frozenset(("time",)),

@@ -93,6 +93,19 @@ def _say(stems: frozenset[str]) -> str:
     return min(stems, key=len) if stems else "?"
 
 
+DIRECTION_ADVERBS = frozenset(
+    """up down left right forward forwards backward backwards ahead clockwise counterclockwise
+    anticlockwise upward upwards downward downwards back""".split()
+)
+"""English adverbs of direction (a closed class): never the verb of a request ("pan *left*" is
+not a form of "leave"), except "back" opening a phrasal verb ("*back* up")."""
+
+
+def is_direction(word: str) -> bool:
+    """An adverb of direction ("up", "left", "backwards", "clockwise")."""
+    return word.lower() in DIRECTION_ADVERBS
+
+
 COMPOUNDS = {("counter", "clockwis"): "counterclockwis", ("anti", "clockwis"): "anticlockwis"}
 """Two-word stems read as one ("counter clockwise"), so "clockwise" inside it is no cue."""
 SIGN_STOP = frozenset("negativ positiv tru fals yes mean valu number zero it is its".split())

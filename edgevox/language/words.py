@@ -113,8 +113,13 @@ _WORD_RE = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
 
 
 def words(text: str) -> list[str]:
-    """Lower-case word tokens, apostrophes removed ("Don't" -> "dont")."""
-    return _WORD_RE.findall(text.lower().replace("'", "").replace("\u2019", ""))
+    """Lower-case word tokens, apostrophes removed ("Don't" -> "dont"); a hyphenated compound
+    is one word ("do-not-disturb" -> "donotdisturb": a name, not a negation)."""
+    lowered = _HYPHENATED.sub("", text.lower())
+    return _WORD_RE.findall(lowered.replace("'", "").replace("\u2019", ""))
+
+
+_HYPHENATED = re.compile(r"(?<=[a-z])-(?=[a-z])")
 
 
 def has_seq(ws: list[str], seq: tuple[str, ...]) -> bool:
