@@ -108,19 +108,18 @@ class CaseOutcome:
     first_turn_calls: int = 0
     """Calls made by the request's own turn (before any answer)."""
 
+    unexpected: list[ToolCall] = field(default_factory=list)
+    """Calls made that the case did not expect (set by :func:`evaluate_agent`)."""
+
     @property
     def false_action(self) -> bool:
         """A call was made that the case did not expect (see the module docstring)."""
-        return bool(self.unexpected_calls())
-
-    def unexpected_calls(self) -> list[ToolCall]:
-        want = self.case.expected_calls()
-        return [c for i, c in enumerate(self.calls) if i >= len(want) or not _matches(want[i], c, None)]
+        return bool(self.unexpected)
 
     @property
     def wrong_arguments(self) -> bool:
         want = {w["name"] for w in self.case.expected_calls()}
-        return any(c.name in want for c in self.unexpected_calls())
+        return any(c.name in want for c in self.unexpected)
 
     @property
     def missed(self) -> bool:
@@ -180,13 +179,16 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-_TOOLS: dict[str, Tool] = {}
+def unexpected_calls(case: Case, calls: Sequence[ToolCall], tools: Iterable[Tool]) -> list[ToolCall]:
+    """The calls the case did not expect, in order (a false action each)."""
+    want, tools = case.expected_calls(), list(tools)
+    return [c for i, c in enumerate(calls) if i >= len(want) or not _matches(want[i], c, tools)]
 
 
-def _matches(expect: dict[str, Any], got: ToolCall, tools: Iterable[Tool] | None) -> bool:
+def _matches(expect: dict[str, Any], got: ToolCall, tools: Iterable[Tool]) -> bool:
     if expect["name"] != got.name:
         return False
-    t = next((t for t in tools if t.name == got.name), None) if tools is not None else _TOOLS.get(got.name)
+    t = next((t for t in tools if t.name == got.name), None)
     want = dict(expect.get("arguments") or {})
     have = dict(got.arguments)
     if t is not None:
@@ -221,8 +223,6 @@ def evaluate_agent(
     from edgevox.runtime.context import AgentContext
 
     tools = list(agent.tools)
-    _TOOLS.clear()
-    _TOOLS.update({t.name: t for t in tools})
     stop_tools = {t.name for t in tools if set(t.name.lower().split("_")) & STOP_VERBS}
     outcomes = []
     for i, case in enumerate(cases):
@@ -265,6 +265,7 @@ def evaluate_agent(
                 all_calls,
                 after_question=bool(question) and ok and case.kind == "act",
                 first_turn_calls=len(calls),
+                unexpected=unexpected_calls(case, all_calls, tools),
             )
         )
     return outcomes
@@ -307,7 +308,9 @@ def evaluate_baseline(
             ok = calls_match(case.expected_calls(), calls, tools)
         else:
             ok = not calls and case.kind == "not"
-        outcomes.append(CaseOutcome(case, decision.call, ok, latency, "llm", calls=calls))
+        outcomes.append(
+            CaseOutcome(case, decision.call, ok, latency, "llm", calls=calls, unexpected=unexpected_calls(case, calls, tools))
+        )
     return outcomes
 
 
