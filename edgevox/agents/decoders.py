@@ -475,7 +475,9 @@ class SchemaFirstDecoder:
         if decision.call is None:
             return decision
         checked = self._check_llm_call(resolver, decision, proposal)
-        if checked.call is not None and (proposal.reason == ARGUMENTS_ONLY or checked.call.name not in proposal.sure_tools):
+        if checked.call is not None and (
+            proposal.reason == ARGUMENTS_ONLY or checked.call.name not in proposal.sure_tools
+        ):
             # The model's choice passes the frame checks a rule decision passes: a tool the
             # request's verb or object does not name surely ("make it brighter in the bedroom"
             # only matched the room) is the model's reading alone. Ask before acting.

@@ -309,7 +309,9 @@ def evaluate_baseline(
         else:
             ok = not calls and case.kind == "not"
         outcomes.append(
-            CaseOutcome(case, decision.call, ok, latency, "llm", calls=calls, unexpected=unexpected_calls(case, calls, tools))
+            CaseOutcome(
+                case, decision.call, ok, latency, "llm", calls=calls, unexpected=unexpected_calls(case, calls, tools)
+            )
         )
     return outcomes
 

@@ -214,7 +214,7 @@ class SchemaResolver:
         slowly", "turn left, ninety degrees"): an afterthought, not a request."""
         out: list[str] = []
         for text in parts:
-            if out and not read_request(text).has_verb:
+            if out and not read_request(text).verbs:
                 out[-1] = f"{out[-1]} {text}"
             else:
                 out.append(text)
@@ -291,7 +291,9 @@ class SchemaResolver:
             p.sure_tools = {
                 n
                 for n in candidates
-                if self._sure_of_tool(matches[n], self._entry(n).frame, request, query_only, self._names_value(n, found))
+                if self._sure_of_tool(
+                    matches[n], self._entry(n).frame, request, query_only, self._names_value(n, found)
+                )
             }
             return p
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, read_frame
-from edgevox.language.numbers import as_number, find_numbers, spoken_unit
+from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
 from edgevox.language.requests import object_phrase
 from edgevox.language.terms import (
     DETERMINERS,
@@ -156,6 +156,11 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     for pname in numeric:
         span_i = _pick_number(numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric))
         if span_i is None:
+            pf = index.frame.param(pname)
+            end = extreme(words, pf.signs if pf is not None else None) if len(numeric) == 1 and not numbers else None
+            if end is not None and pf is not None and (bound := pf.maximum if end > 0 else pf.minimum) is not None:
+                # "all the way up", "max it out", "as wide as it goes": the documented bound
+                found[pname] = as_number(bound, (props[pname].get("type") or anyof_type(props[pname])) == "integer")
             continue
         used_numbers.add(span_i)
         span = numbers[span_i]

@@ -103,6 +103,19 @@ class ToolFrame:
     """The objects its name says (``set_fork_height``: fork, height); ``objects`` also has
     those of its docstring."""
 
+    @property
+    def directions(self) -> frozenset[str]:
+        """Stems of the directions its parameters understand (sign conventions, enum values)."""
+        out: set[str] = set()
+        for p in self.params:
+            if p.signs is not None:
+                out |= p.signs.negative | p.signs.positive
+            for v in p.values:
+                out |= {stem(w) for w, _, _ in tokenize(str(v))}
+            for ws in p.value_words.values():
+                out |= ws
+        return frozenset(out)
+
     def param(self, name: str) -> ParamFrame | None:
         return next((p for p in self.params if p.name == name), None)
 
@@ -173,7 +186,15 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     )
     drastic = not reads and not required
     return ToolFrame(
-        name, description, tuple(verbs), frozenset(objects), params, reads, drastic, tuple(words), frozenset(own_objects)
+        name,
+        description,
+        tuple(verbs),
+        frozenset(objects),
+        params,
+        reads,
+        drastic,
+        tuple(words),
+        frozenset(own_objects),
     )
 
 

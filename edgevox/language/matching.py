@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from edgevox.language.frames import Phrase, ToolFrame
 from edgevox.language.lexicon import Relation, relation
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
+from edgevox.language.terms import stem
 
 EXACT = 3.0
 OTHER_VERB = 2.5
@@ -78,7 +79,7 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             # A tool named by a light verb alone ("go", ``go_to``) is named by that verb, unless a
             # direction makes it a move ("go forward for ten seconds").
             bare = not frame.own_objects and not request.directions
-            score, is_exact = _verb_score(rp, tp, bare_name=bare)
+            score, is_exact = _verb_score(rp, tp, bare_name=bare, understood=frame.directions)
             if score > best:
                 best, exact, how, own = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}", tp.own
     objects = 0.0
@@ -100,7 +101,9 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
     return Match(best, exact, objects, how, own)
 
 
-def _verb_score(rp: Phrase, tp: Phrase, bare_name: bool = False) -> tuple[float, bool]:
+def _verb_score(
+    rp: Phrase, tp: Phrase, bare_name: bool = False, understood: frozenset[str] = frozenset()
+) -> tuple[float, bool]:
     """The phrase as said first ("go up" ~ "climb"), then, when its particle is a direction
     the tool's verb does not have, the bare verb ("move down" ~ "move").
 
@@ -109,7 +112,9 @@ def _verb_score(rp: Phrase, tp: Phrase, bare_name: bool = False) -> tuple[float,
     score, exact = _phrase_score(rp, tp)
     if bare_name and tp.own and rp.verb == tp.verb and rp.particle == tp.particle:
         return EXACT, True
-    if rp.particle and rp.particle != tp.particle and is_direction(rp.particle):
+    if rp.particle and rp.particle != tp.particle and is_direction(rp.particle) and stem(rp.particle) in understood:
+        # a direction the tool takes ("move *down*" of a signed move); else the phrasal verb
+        # stands ("turn *up*" the volume is no turn)
         bare, bare_exact = _phrase_score(Phrase(rp.verb), tp)
         if bare > score:
             score, exact = bare, bare_exact
@@ -123,7 +128,7 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     if is_direction(rp.verb) and rp.verb != "move":
         # "back up": a direction said as a verb; only the same phrasal verb is its name (the
         # request also carries "move" for the motion, see requests.py)
-        return ((EXACT, True) if (rp.verb, rp.particle) == (tp.verb, tp.particle) else (0.0, False))
+        return (EXACT, True) if (rp.verb, rp.particle) == (tp.verb, tp.particle) else (0.0, False)
     if rp.verb == tp.verb:
         if rp.particle == tp.particle:
             return (LIGHT, True) if light else (EXACT, True)

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from edgevox.language.units import Unit, unit
+from edgevox.language.units import Unit, per, unit
 
 UNITS = {
     "zero": 0,
@@ -220,9 +221,15 @@ def spoken_unit(tokens: list[str], number_end: int) -> Unit | None:
         i += 1
     if i < len(tokens) and tokens[i] in WHOLE_WORDS and i + 1 < len(tokens):
         i += 1
-    if i < len(tokens):
-        return _unit_word(tokens[i])
-    return None
+    if i >= len(tokens):
+        return None
+    found = _unit_word(tokens[i])
+    # "three metres per second", "half a metre a second": a rate
+    if found is not None and i + 2 < len(tokens) and tokens[i + 1] in ("per", "a", "an", "every", "each"):
+        rate_of = _unit_word(tokens[i + 2])
+        if rate_of is not None and rate_of.dimension == "time":
+            return per(found, rate_of) or found
+    return found
 
 
 def as_number(value: float, integer: bool = False) -> float | int:
@@ -230,3 +237,50 @@ def as_number(value: float, integer: bool = False) -> float | int:
     if integer or float(value).is_integer():
         return int(round(value))
     return value
+
+
+MAXIMUM_WORDS = frozenset("max maximum full fully highest biggest largest widest furthest farthest most top".split())
+MINIMUM_WORDS = frozenset("min minimum lowest smallest narrowest least bottom".split())
+AS_FAR_AS = ("as", "far", "as")
+ALL_THE_WAY = ("all", "the", "way")
+INCREASING = frozenset("up in higher more right open wider bigger louder faster forward".split())
+DECREASING = frozenset("down out lower less left close narrower smaller quieter slower back".split())
+
+
+def extreme(tokens: list[str], signs: Any = None) -> int | None:
+    """+1 for "the most" of a value, -1 for "the least", None when no extreme is said.
+
+    English says the end of a scale with a superlative ("max it out", "the biggest you can",
+    "as wide as it goes", "full volume", "lowest") or "all the way" / "as far ... as" with a
+    direction ("all the way up", "zoom all the way out", "as far up as it goes"). A direction
+    goes through the parameter's sign convention when it has one ("as far down" of a tilt is
+    its minimum), else up/in/more read as the maximum and down/out/less as the minimum."""
+    words = list(tokens)
+    direction = 0
+    for w in words:
+        if signs is not None:
+            if (sign := signs.sign([w.rstrip("s")])) in (-1, 1):
+                direction = direction or sign
+            elif w in INCREASING or w in DECREASING:
+                return None  # "turn it up all the way" is no rotation of a left/right turn
+        elif w in INCREASING:
+            direction = direction or 1
+        elif w in DECREASING:
+            direction = direction or -1
+    said_extent = _has(words, ALL_THE_WAY) or (
+        _has(words, ("as",))
+        and any(w in ("far", "much", "wide", "high", "low") for w in words)
+        and any(w in ("go", "goes", "can", "possible") for w in words)
+    )
+    if any(w in MAXIMUM_WORDS for w in words):
+        return -1 if any(w in ("down",) for w in words) and said_extent else 1
+    if any(w in MINIMUM_WORDS for w in words):
+        return -1
+    if said_extent:
+        return direction or (1 if any(w in ("wide", "high", "far") for w in words) else None)
+    return None
+
+
+def _has(words: list[str], seq: tuple[str, ...]) -> bool:
+    n = len(seq)
+    return any(tuple(words[i : i + n]) == seq for i in range(len(words) - n + 1))

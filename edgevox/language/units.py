@@ -38,12 +38,12 @@ NOT_UNITS = frozenset(
 )
 """English words pint also defines as units: closed-class words, and the words English uses for
 amounts and fractions ("a *quarter* turn", "a *couple* of", "count", "bit"). Never units."""
-SYMBOL_SUFFIXES = frozenset("s ms min h hr m cm mm km deg rad pct kg g l ml".split())
+SYMBOL_SUFFIXES = frozenset("s ms min h hr m cm mm km deg rad pct kg g l ml mps kph kmh rpm".split())
 """Unit symbols read from the last part of a parameter name (``distance_m``)."""
 COMMON_PREFIXES = frozenset(("kilo", "centi", "milli"))
 """SI prefixes read in speech ("km", "centimetres", "mm", "kg"); a word that parses only with
 another prefix is an English word ("fly" would be a femto-light-year)."""
-_ALIASES = {"pct": "percent", "percentage": "percent", "perc": "percent"}
+_ALIASES = {"pct": "percent", "percentage": "percent", "perc": "percent", "kmh": "kph"}
 _UNCOUNTABLE = frozenset(("percent",))
 
 
@@ -163,3 +163,17 @@ def parameter_unit(name: str, description: str = "") -> Unit | None:
         if plural or before in ("in", "per", "as") or before.isdigit() or word in _UNCOUNTABLE or word == "%":
             return found
     return None
+
+
+def per(numerator: Unit, denominator: Unit) -> Unit | None:
+    """A rate said in words ("metres per second", "metres a second")."""
+    ureg = _ureg()
+    try:
+        q = ureg.Quantity(1, f"{numerator.pint_name} / {denominator.pint_name}")
+    except Exception:  # noqa: BLE001 - pint raises several types for names it cannot combine
+        return None
+    return Unit(
+        _dimension(q),
+        f"{numerator.pint_name} / {denominator.pint_name}",
+        f"{numerator.spoken} per {denominator.spoken[:-1] if denominator.spoken.endswith('s') else denominator.spoken}",
+    )
