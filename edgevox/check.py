@@ -82,6 +82,7 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
     for name, agent in config.agents.items():
         refs = ([agent.factory] if agent.factory else []) + agent.tools + agent.skills
         _try(report, f"agent {name}", partial(_check_agent_refs, name, agent, refs))
+        _report_tool_frames(report, name, agent)
     for name, wf in config.workflows.items():
         report.add(f"workflow {name}", "ok", f"{wf.type} of {', '.join(wf.steps)}")
     for bg in config.background_agents:
@@ -176,6 +177,27 @@ def _check_agent_refs(name: str, agent: AgentConfig, refs: list[str]) -> str:
     tools += wiring.resolve_tools(agent.skills, where=f"agents.{name}.skills")
     names = ", ".join(t.name for t in tools) or "no tools"
     return f"{names}" + (f"; hands off to {', '.join(agent.handoffs)}" if agent.handoffs else "")
+
+
+def _report_tool_frames(report: CheckReport, name: str, agent: AgentConfig) -> None:
+    """How each tool of ``agent`` is read from its code (what a request must say to call it), and
+    a warning line where its docstring leaves requests ambiguous."""
+    if agent.factory:
+        return
+    from edgevox.language.frames import describe_frame, frame_warnings, read_frame
+
+    try:
+        tools = wiring.resolve_tools([*agent.tools, *agent.skills], where=f"agents.{name}.tools")
+    except EdgeVoxError:
+        return  # the agent line above already says why
+    from edgevox.agents.skills import Skill
+
+    for t in tools:
+        spec = t.tool if isinstance(t, Skill) else t
+        frame = read_frame(spec.name, spec.description, spec.parameters)
+        report.add(f"  tool {spec.name}", "ok", describe_frame(frame))
+        for warning in frame_warnings(frame):
+            report.add(f"  tool {spec.name}", "warn", warning)
 
 
 def _describe_trigger(bg: BackgroundAgentConfig) -> str:

@@ -57,7 +57,7 @@ from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_call
 from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
-from edgevox.language.requests import directions_in
+from edgevox.language.requests import directions_in, has_subject
 from edgevox.language.terms import tokenize
 
 NONE_CHOICE = "none"
@@ -190,8 +190,9 @@ class Clarifications:
         # A new request ("climb thirty meters" after "What percent should I set the speed?") or
         # a remark is a new turn, not the value asked for; a bare value ("five then", "to the
         # right", "eighty centimetres") is the answer, whatever its grammar.
-        if analyze(text).kind in ("negated", "report", "hypothetical"):
-            return ClarifyAnswer("none")
+        kind = analyze(text).kind
+        if kind in ("negated", "report", "hypothetical") or (kind == "statement" and has_subject(text)):
+            return ClarifyAnswer("none")  # "my friend set a timer for five minutes": a remark
         new = SchemaResolver(tools).propose(text)
         if new.call is not None and new.call[0] != p.call.name and new.sure and new.clarify is None:
             return ClarifyAnswer("none")

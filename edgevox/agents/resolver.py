@@ -68,7 +68,7 @@ from edgevox.agents.resolver_args import (
     is_string,
 )
 from edgevox.agents.tools import Tool
-from edgevox.language.frames import ToolFrame
+from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, read_request, strip_conjunction
@@ -180,26 +180,28 @@ class SchemaResolver:
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
         about, saying what waits; a part that names no tool is said to be impossible. Nothing
         runs until every part is clear."""
-        parts = self._attach_afterthoughts([strip_conjunction(p) for p in parts])
+        parts = self._attach_afterthoughts([strip_conjunction(part) for part in parts])
         if len(parts) == 1:
             return self._propose(parts[0])
-        proposals = self._merge_same_tool([self._propose(p) for p in parts], parts)
+        proposals = self._merge_same_tool([self._propose(part) for part in parts], parts)
         for i, (p, text) in enumerate(proposals):
             done = [q.call for q, _ in proposals[:i] if q.call is not None]
             if p.call is None:
-                first = " and ".join(self.describe(*c) for c in done)
-                question = f"I can't do '{text}'." + (f" Should I just {first}?" if first else "")
-                return Proposal(done[0] if done else None, True, reason=f"part {i + 1} names no tool", clarify=question)
+                before = " and ".join(self.describe(*c) for c in done)
+                question = f"I can't do '{text}'." + (f" Should I just {before}?" if before else "")
+                partial = Proposal(done[0] if done else None, True, reason=f"part {i + 1} names no tool", clarify=question)
+                partial.plan = list(done)  # a yes runs the parts before it, in order
+                return partial
             if p.clarify is not None and not p.clarify.startswith("Did you mean"):
                 if done:  # a value is missing or unusable: ask it, saying what waits
                     waiting = " and ".join(self.describe(*c) for c in done)
                     p.clarify = f"Before I {waiting}: {p.clarify[0].lower()}{p.clarify[1:]}"
                 return p
-        calls = [p.call for p, _ in proposals if p.call is not None]
+        calls = [q.call for q, _ in proposals if q.call is not None]
         first = proposals[0][0]
         first.plan = calls
         first.call = calls[0]
-        if all(p.sure and p.clarify is None for p, _ in proposals):
+        if all(q.sure and q.clarify is None for q, _ in proposals):
             first.reason = f"a plan of {len(calls)} calls" if len(calls) > 1 else first.reason
             first.clarify = None
             return first
@@ -261,11 +263,7 @@ class SchemaResolver:
                 continue  # a command asks for an action: a reading tool only when its verb names it
             # Argument evidence ranks tools a verb or an object named; it never selects one.
             ev = 1.0 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
-            ev += 0.25 * sum(
-                1
-                for p in ex.found
-                if entry.frame.param(p) is not None and entry.frame.param(p).kind in ("number", "integer")
-            )  # type: ignore[union-attr]
+            ev += 0.25 * sum(1 for pn in ex.found if (pf := entry.frame.param(pn)) is not None and pf.kind in NUMERIC)
             ev = min(ev, 1.0)
             matches[name], evidence[name] = m, ev
             # A tool whose required values the request gives fits it better than one it leaves

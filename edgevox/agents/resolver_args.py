@@ -156,11 +156,13 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     for pname in numeric:
         span_i = _pick_number(numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric))
         if span_i is None:
-            pf = index.frame.param(pname)
-            end = extreme(words, pf.signs if pf is not None else None) if len(numeric) == 1 and not numbers else None
-            if end is not None and pf is not None and (bound := pf.maximum if end > 0 else pf.minimum) is not None:
-                # "all the way up", "max it out", "as wide as it goes": the documented bound
-                found[pname] = as_number(bound, (props[pname].get("type") or anyof_type(props[pname])) == "integer")
+            frame_param = index.frame.param(pname)
+            signs = frame_param.signs if frame_param is not None else None
+            end = extreme(words, signs) if len(numeric) == 1 and not numbers else None
+            if end is not None and frame_param is not None:
+                limit = frame_param.maximum if end > 0 else frame_param.minimum
+                if limit is not None:  # "all the way up", "max it out", "as wide as it goes": the documented bound
+                    found[pname] = as_number(limit, (props[pname].get("type") or anyof_type(props[pname])) == "integer")
             continue
         used_numbers.add(span_i)
         span = numbers[span_i]
@@ -195,8 +197,8 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             # ("a timer for minus five minutes", "turn left minus ninety degrees").
             problems[pname] = "a negative value this parameter does not define"
             continue
-        pf = index.frame.param(pname)
-        bounds = {"minimum": pf.minimum, "maximum": pf.maximum} if pf is not None else {}
+        declared = index.frame.param(pname)
+        bounds = {"minimum": declared.minimum, "maximum": declared.maximum} if declared is not None else {}
         bound = _out_of_bounds({**props[pname], **{k: v for k, v in bounds.items() if v is not None}}, value)
         if bound:
             problems[pname] = bound

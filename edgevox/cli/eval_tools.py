@@ -201,9 +201,7 @@ def case_line(set_name: str, o: CaseOutcome, decisions: list[tuple[str, float]])
         if o.clarify:
             got = f"asks {o.clarify!r} -> " + got
     want = o.case.expect
-    expected = (
-        " + ".join(describe_call(c) for c in want) if isinstance(want, list) else describe_call(want)  # type: ignore[arg-type]
-    )
+    expected = " + ".join(describe_call(c) for c in want) if isinstance(want, list) else describe_call(want)
     if o.case.kind == "ask" and o.case.after is not None:
         expected += f", then {' + '.join(describe_call(c) for c in o.case.expected_calls())}"
     extra = " FALSE ACTION" if o.false_action else ""

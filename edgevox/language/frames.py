@@ -371,6 +371,33 @@ def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str
     return out
 
 
+def describe_frame(frame: ToolFrame) -> str:
+    """How a tool was read, in one line (``edgevox check``): "reads state" or its verbs, its
+    objects, and each parameter's type, unit, sign convention, bounds and default."""
+    own = [v.text for v in frame.verbs if v.own]
+    other = [v.text for v in frame.verbs if not v.own]
+    parts = ["reads state" if frame.reads else ("drastic action" if frame.drastic else "action")]
+    parts.append("verb " + (", ".join(own) or "-") + (f" (also {', '.join(other)})" if other else ""))
+    if frame.objects:
+        parts.append("objects " + ", ".join(sorted(frame.objects)))
+    for p in frame.params:
+        bits = [p.kind + ("" if p.required else " optional")]
+        if p.unit is not None:
+            bits.append(f"in {p.unit.spoken}")
+        if p.signs is not None:
+            bits.append(f"+ is {p.signs.choices().replace(' or ', ', - is ')}")
+        if p.minimum is not None or p.maximum is not None:
+            bits.append(
+                f"{'' if p.minimum is None else f'{p.minimum:g}'}..{'' if p.maximum is None else f'{p.maximum:g}'}"
+            )
+        if p.values:
+            bits.append("one of " + "/".join(str(v) for v in p.values))
+        if p.has_default:
+            bits.append(f"default {p.default!r}")
+        parts.append(f"{p.name}: {' '.join(bits)}")
+    return "; ".join(parts)
+
+
 def frame_warnings(frame: ToolFrame) -> list[str]:
     """Where the docstring leaves requests ambiguous, one line each (for ``edgevox check``)."""
     out: list[str] = []

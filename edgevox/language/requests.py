@@ -163,3 +163,9 @@ def strip_conjunction(clause: str) -> str:
     while len(words) > 1 and words[0].lower().strip(",") in LEADING_CONJUNCTIONS:
         words = words[1:]
     return " ".join(words)
+
+
+def has_subject(text: str) -> bool:
+    """A sentence with a subject of its own ("my friend set a timer"), not a fragment ("five
+    then", "to the right"): an answer to a question is a fragment or a command."""
+    return any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in parse(text))

@@ -62,9 +62,7 @@ PARAMETERS = [
 
 
 @pytest.mark.parametrize(("name", "description", "expected"), PARAMETERS)
-def test_a_parameter_declares_its_unit_by_name_suffix_name_word_or_plural_description_word(
-    name, description, expected
-):
+def test_a_parameter_declares_its_unit_by_name_suffix_name_word_or_plural_description_word(name, description, expected):
     u = parameter_unit(name, description)
     assert (u.pint_name if u else None) == expected
 

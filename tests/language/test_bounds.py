@@ -1,0 +1,29 @@
+"""Bounds a docstring states in words (``edgevox.language.bounds``), one row each."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgevox.language.bounds import docstring_bounds
+
+ROWS = [
+    ("between 0 and 100", {"minimum": 0, "maximum": 100}),
+    ("-5 to 5", {"minimum": -5, "maximum": 5}),
+    ("(0-100 %)", {"minimum": 0, "maximum": 100}),
+    ("how far to go, in metres (at most 20).", {"maximum": 20}),
+    ("30 at most", {"maximum": 30}),
+    ("up to 10 minutes", {"maximum": 10}),
+    ("at least 1 and at most 5", {"minimum": 1, "maximum": 5}),
+    ("at most 5 either way", {"minimum": -5, "maximum": 5}),
+    ("Max 2 m either way", {"minimum": -2, "maximum": 2}),
+    ("water flow from 1 (barely damp) to 3 (wet).", {"minimum": 1, "maximum": 3}),
+    ("Go to 5 rooms", {}),
+    ("1 to 2 times, or 3 to 4", {}),  # two ranges: none is read
+    ("at most 5, at most 6", {}),  # two values for one limit: none is read
+    ("From 10 to 5", {}),
+]
+
+
+@pytest.mark.parametrize(("text", "bounds"), ROWS)
+def test_bounds_are_read_conservatively(text, bounds):
+    assert docstring_bounds(text) == bounds

@@ -1,0 +1,32 @@
+"""WordNet 3.0 read offline (``edgevox.language.lexicon``): synonyms relate, antonyms never do."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgevox.language.lexicon import Relation, antonyms, attribute_nouns, relation
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "pos", "at_least"),
+    [
+        ("lift", "raise", "v", Relation.SYNONYM),
+        ("fetch", "bring", "v", Relation.SYNONYM),
+        ("stop", "halt", "v", Relation.SYNONYM),
+        ("switch off", "turn off", "v", Relation.SYNONYM),
+        ("go up", "climb", "v", Relation.NEAR),
+        ("climbing", "climb", "v", Relation.SAME),
+    ],
+)
+def test_words_of_one_meaning_are_related(a, b, pos, at_least):
+    assert relation(a, b, pos) >= at_least
+
+
+@pytest.mark.parametrize(("a", "b"), [("raise", "lower"), ("open", "close"), ("ascend", "descend"), ("joke", "land")])
+def test_antonyms_and_unrelated_words_are_not(a, b):
+    assert relation(a, b, "v") == Relation.NONE
+
+
+def test_antonyms_and_attributes_come_from_wordnet():
+    assert "lower" in antonyms("raise", "v")
+    assert "height" in attribute_nouns("high") and "speed" in attribute_nouns("fast")

@@ -1,0 +1,50 @@
+"""What a command clause says (``edgevox.language.requests``), one principle a row."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgevox.language.requests import directions_in, object_phrase, read_request, strip_conjunction
+
+VERBS = [
+    ("could you please take off", ["take off"]),
+    ("back up half a metre", ["back up", "move"]),  # a direction said as a verb is a move
+    ("turn the lights off", ["turn off"]),  # a particle after the object
+    ("come on back home", ["come on", "come back"]),
+    ("pan left 20 degrees", ["pan"]),  # "left" is a direction, not a form of "leave"
+    ("I want you to land now", ["land"]),  # "want" carries the request
+    ("lower the arm by five centimetres", ["lower"]),  # an imperative the tagger may read as an adjective
+]
+
+
+@pytest.mark.parametrize(("text", "verbs"), VERBS)
+def test_the_verbs_of_a_request_with_their_particles(text, verbs):
+    assert [v.text for v in read_request(text).verbs] == verbs
+
+
+def test_nouns_exclude_units_and_amounts_and_questions_ask_for_attributes():
+    assert read_request("climb to ten metres").nouns == frozenset()
+    assert read_request("fly up a bit").nouns == frozenset()
+    assert "location" in read_request("where are you right now").nouns
+    assert "height" in read_request("how high are we").nouns
+    assert "recording" in read_request("stop recording").nouns  # the activity is the object
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("pick up the red cup please", "red cup"),
+        ("add eggs to the shopping list", "eggs"),
+        ("say good morning", "good morning"),
+        ("announce that dinner is ready", "dinner is ready"),
+        ("bring me to the kitchen", None),  # a pronoun names nothing
+        ("drive two metres", None),  # a measure, not an object
+    ],
+)
+def test_the_object_phrase_is_the_verbs_object_without_its_determiner(text, value):
+    assert object_phrase(text) == value
+
+
+def test_conjunctions_and_direction_context():
+    assert strip_conjunction("and then land") == "land"
+    assert directions_in("back up and turn left") == "back left"  # "up" of "back up" belongs to "back"
