@@ -246,7 +246,8 @@ class SchemaResolver:
     def _propose(self, text: str, *, query_only: bool = False) -> Proposal:
         tokens = tokenize(text)
         request = read_request(text)
-        stems = [stem(w) for w, _, _ in tokens]
+        # "go back to the dock": a return, not a direction (see RequestFrame.directions)
+        stems = [stem(w) for w, _, _ in tokens if w != "back" or stem(w) in {stem(d) for d in request.directions}]
         scores: dict[str, float] = {}
         matches: dict[str, Match] = {}
         evidence: dict[str, float] = {}

@@ -102,43 +102,57 @@ def set_cases(path: Path, split: str) -> list[Case]:
 
 
 def build_agent(config: str, overrides: Sequence[str] = ()) -> tuple[Agent, LLM]:
-    """(agent, llm) for ``config``."""
+    """(agent, llm) of ``config`` (for a JSONL case file)."""
     from edgevox.config import load_config
-    from edgevox.config.build import make_agents, make_llm
+    from edgevox.config.build import make_agents
 
     app = load_config(config, sets=list(overrides))
-    llm = make_llm(app.llm)
+    llm = build_llm(config, overrides)
     agents = make_agents(app, llm)
-    name = app.agent or next(iter(agents))
-    return agents[name], llm
+    return agents[app.agent or next(iter(agents))], llm
+
+
+_LLMS: dict[tuple[str, tuple[str, ...]], LLM] = {}
+
+
+def build_llm(config: str, overrides: Sequence[str] = ()) -> LLM:
+    """The LLM of ``config``, loaded once per run (for the agents built over tool-set folders)."""
+    from edgevox.config import load_config
+    from edgevox.config.build import make_llm
+
+    key = (config, tuple(overrides))
+    if key not in _LLMS:
+        _LLMS[key] = make_llm(load_config(config, sets=list(overrides)).llm)
+    return _LLMS[key]
+
+
+def stop_check(config: str, overrides: Sequence[str] = ()) -> StopCheck | None:
+    """The app's stop-phrase layer for ``config`` (None when its safety stop is off)."""
+    from edgevox.config import load_config
+    from edgevox.voice.stop_phrases import StopPhraseMatcher
+
+    safety = load_config(config, sets=list(overrides)).safety
+    return StopCheck(StopPhraseMatcher(safety.stop_phrases)) if safety.enabled else None
 
 
 def run_eval_tools(args: argparse.Namespace) -> int:
     from edgevox.agents.evaluation import evaluate_agent, load_cases
     from edgevox.agents.llm_agent import LLMAgent
-    from edgevox.config import load_config
-    from edgevox.config.build import make_llm
     from edgevox.errors import ConfigError
     from edgevox.runtime.context import AgentContext
-    from edgevox.voice.stop_phrases import StopPhraseMatcher
 
-    app = load_config(args.config, sets=list(args.overrides))
-    stop = StopCheck(StopPhraseMatcher(app.safety.stop_phrases)) if app.safety.enabled else None
-    llm = make_llm(app.llm)
-    warm = getattr(llm, "warmup", None)  # llama.cpp's prompt-cache warm-up; not in the LLM protocol
+    overrides = tuple(getattr(args, "overrides", ()) or ())
+    stop = stop_check(args.config, overrides)
     everything: list[CaseOutcome] = []
     timings: list[tuple[str, float]] = []
-    status = 0
     for spec in args.sets:
         path = Path(spec)
         if path.is_dir():
+            llm = build_llm(args.config, overrides)
             agent: Any = LLMAgent(path.name, SET_INSTRUCTIONS, tools=load_tool_module(path / "tools.py"), llm=llm)
             cases = set_cases(path, args.split)
         elif path.is_file():
-            from edgevox.config.build import make_agents
-
-            agents = make_agents(app, llm)
-            agent = agents[app.agent or next(iter(agents))]
+            agent, llm = build_agent(args.config, overrides)
             cases = load_cases(path)
         else:
             raise ConfigError(f"{spec}: no such set (a folder with tools.py and dev.jsonl, or a JSONL case file)")
@@ -147,6 +161,7 @@ def run_eval_tools(args: argparse.Namespace) -> int:
             return 2
         if args.limit:
             cases = cases[: args.limit]
+        warm = getattr(llm, "warmup", None)  # llama.cpp's prompt-cache warm-up; not in the LLM protocol
         if warm is not None:
             warm(agent.instructions)
         timer = DecisionTimer(agent.decoder)
@@ -176,8 +191,8 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     n_false = sum(o.false_action for o in everything)
     if args.max_false_actions is not None and n_false > args.max_false_actions:
         print(f"edgevox: {n_false} false actions > --max-false-actions {args.max_false_actions}")
-        status = 1
-    return status
+        return 1
+    return 0
 
 
 class StopCheck:

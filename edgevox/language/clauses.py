@@ -300,6 +300,9 @@ def classify_clause(text: str) -> Clause:
     if ws[0] in WH_WORDS:
         if ws[-1] in ABOUT_ENDINGS or has_seq(ws[-2:], ("used", "for")):
             return Clause(text, "question", "asks what something is or does", may_query=False)
+        if any(has_seq(ws, (m, "you")) for m in ("can", "could")) or has_seq(ws, ("able", "to")):
+            # "how many degrees can you turn": what the robot is able to do, not its state
+            return Clause(text, "question", "asks what the robot is able to do", may_query=False)
         return Clause(text, "question", f"opens with the question word {ws[0]!r}")
     if ws[0] == "be" or (
         ws[0] in MAIN_VERB_AUXILIARIES and (len(ws) == 1 or ws[1] in ("a", "an", "some", "your", "me", "it", "this"))

@@ -104,6 +104,15 @@ class ToolFrame:
     those of its docstring."""
 
     @property
+    def sign_cues(self) -> frozenset[str]:
+        """Stems of the words its sign conventions give (never enum values)."""
+        out: set[str] = set()
+        for p in self.params:
+            if p.signs is not None:
+                out |= p.signs.negative | p.signs.positive
+        return frozenset(out)
+
+    @property
     def directions(self) -> frozenset[str]:
         """Stems of the directions its parameters understand (sign conventions, enum values)."""
         out: set[str] = set()
@@ -149,10 +158,13 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     objects |= own_objects
     first = _first_sentence(description)
     if first:
-        doc_verbs, doc_objects, doc_reads = _read_sentence(first, values)
+        doc_verbs, doc_objects, doc_reads, alternatives = _read_sentence(first, values)
         name_verb = bool(verbs)
         for k, v in enumerate(doc_verbs):
-            own = not name_verb and k == 0
+            # The summary's main verb says what the tool does, as its name does, and so do the
+            # verbs given as alternatives to it ("Move *or drive*", "Turn, rotate or spin"); a
+            # verb after "and" is a further step ("Fly back ... *and land*").
+            own = k < alternatives
             if all(v.verb != x.verb or v.particle != x.particle for x in verbs):
                 verbs.append(Phrase(v.verb, v.particle, own))
         objects |= doc_objects
@@ -306,7 +318,7 @@ def _noun_lemma(word: str) -> str:
     return lemma[0].lower() if lemma else word
 
 
-def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[str], bool]:
+def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[str], bool, int]:
     """Verbs (with particles), objects and whether it opens with a reading verb, of one
     docstring sentence ("Raise or lower the arm." -> [raise, lower], {arm}, False).
 
@@ -320,6 +332,8 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
     verbs: list[Phrase] = []
     accepted: set[int] = set()
     objects: set[str] = set()
+    alternatives = 0  # how many leading verbs are alternatives ("X, Y or Z"), before any "and"
+    joined_by_and = False
     for i, t in enumerate(toks):
         word = t.text.lower()
         opening = i == 0 and can_be_base_verb(word)
@@ -330,17 +344,23 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
             and (t.pos_ == "VERB" or can_be_base_verb(word))
         )
         main = t.dep_ == "ROOT" and t.pos_ == "VERB"
+        if is_direction(word):
+            continue  # "to face left *or right*": a direction, not a verb
         if opening or coordinated or main:
             base = word if can_be_base_verb(word) else t.lemma_.lower()
             accepted.add(t.i)
+            if accepted and len(accepted) > 1 and any(w.lower_ == "and" for w in toks[max(0, i - 3) : i]):
+                joined_by_and = True
             for particle in verb_particles(toks, i, strict=True) or [""]:
                 phrase = Phrase(base, particle)
                 if phrase not in verbs:
                     verbs.append(phrase)
+            if not joined_by_and:
+                alternatives = len(verbs)
         elif t.pos_ in ("NOUN", "PROPN") and word not in values and len(word) > 1:
             objects.add(t.lemma_.lower())
     opening_reads = bool(toks) and toks[0].lower_ in READING_VERBS | {"returns", "reports", "reads", "gets", "return"}
-    return verbs, objects, opening_reads
+    return verbs, objects, opening_reads, alternatives
 
 
 def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str]:

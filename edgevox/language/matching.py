@@ -35,6 +35,8 @@ EXACT = 3.0
 OTHER_VERB = 2.5
 """The same verb as one of the tool's other docstring verbs (not its own)."""
 SYNONYM = 2.0
+DIRECTION_VERB = 2.0
+"""The request's verb is one of the tool's sign-convention words ("reverse", "lower")."""
 DENOMINAL = 2.0
 """The tool's own object said as the request's verb ("zoom" of ``set_zoom``)."""
 NEAR = 0.5
@@ -75,11 +77,17 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             # "zoom to eight times" for ``set_zoom``: English makes verbs of nouns ("zoom",
             # "mop", "photograph"); the tool's own object said as the verb names it.
             best, exact, how, own = DENOMINAL, False, f"verb {rp.verb!r} = object of the name", True
+        if stem(rp.verb) in frame.sign_cues and DIRECTION_VERB > best:
+            # "reverse one metre" for ``move`` ("Negative for backwards (back, reverse)"),
+            # "lower the platform" for ``lift`` ("Negative lowers it"): the verb is a direction
+            # the tool's own docstring names for its motion.
+            best, exact, how, own = DIRECTION_VERB, False, f"verb {rp.verb!r} = a direction of its motion", True
         for tp in frame.verbs:
             # A tool named by a light verb alone ("go", ``go_to``) is named by that verb, unless a
             # direction makes it a move ("go forward for ten seconds").
             bare = not frame.own_objects and not request.directions
-            score, is_exact = _verb_score(rp, tp, bare_name=bare, understood=frame.directions)
+            understood = frame.directions & {stem(d) for d in request.directions}
+            score, is_exact = _verb_score(rp, tp, bare_name=bare, understood=understood)
             if score > best:
                 best, exact, how, own = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}", tp.own
     objects = 0.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from edgevox.language.frames import PARTICLES, Phrase, verb_particles
 from edgevox.language.lexicon import attribute_nouns
@@ -35,6 +36,8 @@ LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring
 photo"); their object or particle says what is done."""
 MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split())
 """Nouns of an amount ("a *bit*", "a *notch*"): never a tool's object."""
+DESTINATION_WORDS = frozenset("to into onto towards toward home".split())
+"""After "back": a destination follows, so "back" means a return ("go back to the dock")."""
 WH_ATTRIBUTES = {
     "where": frozenset(("location", "position", "place")),
     "when": frozenset(("time",)),
@@ -57,8 +60,13 @@ class RequestFrame:
 
     @property
     def directions(self) -> frozenset[str]:
-        """The adverbs of direction said ("forward", "left", "up")."""
-        return frozenset(w for w in self.words if is_direction(w))
+        """The adverbs of direction said ("forward", "left", "up"); "back" before a destination
+        ("go *back* to the dock", "come back home") is a return, not a direction."""
+        return frozenset(w for i, w in enumerate(self.words) if is_direction(w) and not self.returning_at(i))
+
+    def returning_at(self, i: int) -> bool:
+        nxt = self.words[i + 1] if i + 1 < len(self.words) else ""
+        return self.words[i] == "back" and nxt in DESTINATION_WORDS
 
     @property
     def has_verb(self) -> bool:
@@ -95,6 +103,8 @@ def read_request(text: str) -> RequestFrame:
         if is_opening and t.pos_ in ("NOUN", "PROPN"):
             nouns.add(lemma)
             noun_opening = True
+        if tagged_verb and not is_opening and not _asked_for(t):
+            continue  # "hold off on *going* to the kitchen": the verb of a complement, not the request
         if tagged_verb or is_opening:
             base = word if is_opening else lemma
             if base in CARRIER_VERBS or word in CARRIER_VERBS:
@@ -169,3 +179,22 @@ def has_subject(text: str) -> bool:
     """A sentence with a subject of its own ("my friend set a timer"), not a fragment ("five
     then", "to the right"): an answer to a question is a fragment or a command."""
     return any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in parse(text))
+
+
+def _asked_for(verb: Any) -> bool:
+    """The verb is what the clause asks for: its main verb, a verb coordinated with it ("go and
+    *get* the cup"), or the complement of a verb that carries a request ("I want you to *land*",
+    "try to *turn*"); not the complement of another verb ("hold off on *going*")."""
+    head = verb
+    while True:
+        if head.dep_ == "ROOT":
+            return True
+        if head.dep_ == "conj":
+            head = head.head
+            continue
+        if head.dep_ in ("xcomp", "ccomp") and (
+            head.head.lower_ in CARRIER_VERBS or head.head.lemma_.lower() in CARRIER_VERBS
+        ):
+            head = head.head
+            continue
+        return False

@@ -114,14 +114,16 @@ def test_eval_tools_fails_when_false_actions_exceed_the_limit(tmp_path, monkeypa
         encoding="utf-8",
     )
     llm = _says_none()
-    monkeypatch.setattr(eval_tools, "build_agent", lambda config: (_home(llm), llm))
+    monkeypatch.setattr(eval_tools, "build_agent", lambda config, overrides=(): (_home(llm), llm))
 
     def run(limit):
-        args = argparse.Namespace(cases=str(cases), config="x", no_baseline=True, limit=0, max_false_actions=limit)
+        args = argparse.Namespace(
+            sets=[str(cases)], config="home_robot", baseline=False, limit=0, quiet=False, max_false_actions=limit
+        )
         return eval_tools.run_eval_tools(args), capsys.readouterr().out
 
     status, out = run(0)
     assert status == 1
-    assert "false actions: 1 " in out and "clarifications: 1 " in out
+    assert "false actions 1;" in out and "clarifications 1;" in out
     assert "edgevox: 1 false actions > --max-false-actions 0" in out
     assert run(1)[0] == 0 and run(None)[0] == 0
