@@ -1,53 +1,31 @@
-"""A deterministic tool-call proposer derived from tool schemas (the fast path).
+"""A deterministic tool-call proposer from the tools' own code (the fast path).
 
-Small models (SmolLM2-135M) pick the wrong tool or garble arguments for most
-commands, even under a grammar, and each decode costs hundreds of milliseconds on a
-CPU. Most robot commands, though, say what they want in words the tool's own schema
-already contains. The :class:`SchemaResolver` reads only the schemas, never example
-utterances:
+Small models (SmolLM2-135M) pick the wrong tool or garble arguments for most commands, and
+each decode costs hundreds of milliseconds on a CPU. Most robot commands, though, say what
+they want in words the tools' names and docstrings already hold. The :class:`SchemaResolver`
+reads each tool once into a frame (:mod:`edgevox.language.frames`: its verbs with particles,
+its objects, whether it only reads state or is a drastic no-argument action, each
+parameter's unit, sign convention, bounds and enum words), reads each command clause into a
+request frame (:mod:`edgevox.language.requests`) and matches them by meaning
+(:mod:`edgevox.language.matching`: the same lemma and particle, WordNet synonyms, the object;
+argument values only rank tools a verb or an object named). Arguments come from
+:mod:`edgevox.agents.resolver_args`.
 
-- **Tool retrieval.** Each tool's vocabulary is the stemmed content words of its name
-  and description (weight 1) and of its parameter names and descriptions (weight 0.5).
-  An utterance scores each tool by the IDF-weighted words they share, so a word every
-  tool uses counts for little. Argument values (enum values, booleans, numbers) never
-  trigger a tool on their own.
-- **Argument extraction** per JSON type: enum values by phrase (or by a word only one
-  value has: "dock" -> "charging dock"); numbers from digits or words ("one point
-  five", "half a"); booleans from on/off-style words; a string from the words after
-  the last trigger word ("pick up *the red cup* please" -> "red cup").
-- **Signs** come from the parameter's docstring: a clause with "negative" names the
-  negative direction ("Negative for backwards (back, reverse).", "Negative lowers it",
-  "negative = counter-clockwise"), a clause with "positive" the positive one. Direction
-  words are widened to their synonyms and opposites by ``language.terms.DIRECTIONS`` (general
-  English: lower/down/descend vs raise/up/lift...), so "Negative lowers it" also reads
-  "move the arm down" as negative and "raise it" as positive. An explicit "minus" or
-  "negative" in the utterance always wins; cues of both directions make it ask.
-- **Units** never cross dimensions: a number said in another dimension than the
-  parameter's ("go forward for ten seconds" for ``distance_m``) is not a value; the
-  resolver asks ("How far should I move, in meters?").
-- **Enums.** A word shared by several values, also inside a compound ("room" of
-  "living room", "bedroom", "bathroom"), never selects one: "my room" asks which room.
-- **Fit.** Required arguments found raise a tool's score; missing ones lower it.
-- **Only requests act** (``intent.py``): a negated clause, a question (except to a
-  *query* tool such as ``get_battery``), a report, a statement or a hypothetical is
-  answered in words, and only the command clauses are resolved ("don't go to the
-  kitchen, go to the office" -> ``go_to(office)``).
+:meth:`SchemaResolver.propose` returns a :class:`Proposal`: a call (or a plan of calls for a
+compound request, or ``None`` = answer in words), whether it is *sure*, and a ``clarify``
+question when an action is likely but the tool, a value, a direction or a bound is unclear
+(the agent asks instead of guessing; the answer completes the call). When two tools are
+close, the agent asks the LLM, constrained to the candidates; its choice acts only when the
+rules alone would act on that tool (``Proposal.sure_tools``), else it is confirmed.
 
-:meth:`SchemaResolver.propose` returns a :class:`Proposal`: a call (or ``None`` =
-answer in words), whether it is *sure*, and a ``clarify`` question when an action is
-likely but an argument is missing, ambiguous, in the wrong unit or out of bounds (the
-agent asks it instead of guessing; a yes or the missing value completes the call).
-When it is not sure about the *tool* (a close second, only argument words matched),
-the agent asks the LLM, constrained to the candidate tools and to the arguments
-already found (see ``decoders.py``).
+Only requests act (``language/intent.py``): a negated clause, a question (except to a
+reading tool), a report, a statement or a hypothetical is answered in words, and only the
+command clauses are resolved ("don't go to the kitchen, go to the office" ->
+``go_to(office)``). The rules and their measurements: ``docs/language.md``.
 
-Rejected alternative: a keyword list per tool written by hand. It does not carry
-over to a new tool set; the schema does.
-
-Modules: this one ranks the tools and decides (:class:`SchemaResolver`, :class:`Proposal`,
-the clarifying questions); :mod:`~edgevox.agents.resolver_args` indexes each tool and
-extracts argument values; :mod:`~edgevox.language.terms` holds the word rules
-(tokens, stems, function words, sign conventions).
+Rejected alternatives: a keyword list per tool written by hand (it does not carry over to a
+new tool set); IDF-weighted docstring words, the previous design (an incidental docstring word
+or an argument value selected tools: "fly forward" changed altitude, a joke request landed).
 """
 
 from __future__ import annotations
@@ -189,7 +167,9 @@ class SchemaResolver:
             if p.call is None:
                 before = " and ".join(self.describe(*c) for c in done)
                 question = f"I can't do '{text}'." + (f" Should I just {before}?" if before else "")
-                partial = Proposal(done[0] if done else None, True, reason=f"part {i + 1} names no tool", clarify=question)
+                partial = Proposal(
+                    done[0] if done else None, True, reason=f"part {i + 1} names no tool", clarify=question
+                )
                 partial.plan = list(done)  # a yes runs the parts before it, in order
                 return partial
             if p.clarify is not None and not p.clarify.startswith("Did you mean"):

@@ -153,7 +153,7 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     else:
         rest = words
     own_objects = {
-        _noun_lemma(w) for w in rest if w not in values and w not in PARTICLES and w not in PREPOSITIONS and len(w) > 1
+        noun_lemma(w) for w in rest if w not in values and w not in PARTICLES and w not in PREPOSITIONS and len(w) > 1
     }
     objects |= own_objects
     first = _first_sentence(description)
@@ -310,7 +310,7 @@ def _first_sentence(description: str) -> str:
     return re.split(r"(?<=[.!?])\s", description.strip(), maxsplit=1)[0] if description.strip() else ""
 
 
-def _noun_lemma(word: str) -> str:
+def noun_lemma(word: str) -> str:
     """A name word as a noun: "lights" -> "light", "warning" -> "warning" (not "warn")."""
     from lemminflect import getLemma
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from edgevox.language.frames import PARTICLES, Phrase, verb_particles
+from edgevox.language.frames import PARTICLES, Phrase, noun_lemma, verb_particles
 from edgevox.language.lexicon import attribute_nouns
 from edgevox.language.nlp import parse
 from edgevox.language.terms import is_direction
@@ -36,6 +36,8 @@ LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring
 photo"); their object or particle says what is done."""
 MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split())
 """Nouns of an amount ("a *bit*", "a *notch*"): never a tool's object."""
+ARGUMENT_DEPS = frozenset(("nsubj", "nsubjpass", "dobj", "pobj"))
+"""Dependency labels of a noun phrase's head: its word is a noun even if the tagger says not."""
 DESTINATION_WORDS = frozenset("to into onto towards toward home".split())
 """After "back": a destination follows, so "back" means a return ("go back to the dock")."""
 WH_ATTRIBUTES = {
@@ -117,6 +119,8 @@ def read_request(text: str) -> RequestFrame:
                     verbs.append(phrase)
         elif t.pos_ in ("NOUN", "PROPN") and lemma not in MEASURE_NOUNS:
             nouns.add(lemma)
+        elif t.dep_ in ARGUMENT_DEPS and t.pos_ in ("ADJ", "VERB", "X") and not t.like_num:
+            nouns.add(noun_lemma(word))  # "is the *gripper* open": a subject is a noun, whatever the tag
         elif t.pos_ in ("ADJ", "ADV") and i > 0 and toks[i - 1].lower_ == "how":
             nouns |= attribute_nouns(word)  # "how *high* are we" asks for the height
         if word in WH_ATTRIBUTES and i == _first_content(toks):
