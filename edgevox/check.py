@@ -184,7 +184,8 @@ def _report_tool_frames(report: CheckReport, name: str, agent: AgentConfig) -> N
     a warning line where its docstring leaves requests ambiguous."""
     if agent.factory:
         return
-    from edgevox.language.frames import describe_frame, frame_warnings, read_frame
+    from edgevox.language.frame_report import describe_frame, frame_warnings
+    from edgevox.language.frames import read_frame
 
     try:
         tools = wiring.resolve_tools([*agent.tools, *agent.skills], where=f"agents.{name}.tools")

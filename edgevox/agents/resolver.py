@@ -1,5 +1,9 @@
 """A deterministic tool-call proposer from the tools' own code (the fast path).
 
+Over 400 lines because the decisions (act, plan a compound request, ask, answer in words) and
+the questions they ask share the index and the :class:`Proposal`; the English is in
+:mod:`edgevox.language`, the argument values in :mod:`edgevox.agents.resolver_args`.
+
 Small models (SmolLM2-135M) pick the wrong tool or garble arguments for most commands, and
 each decode costs hundreds of milliseconds on a CPU. Most robot commands, though, say what
 they want in words the tools' names and docstrings already hold. The :class:`SchemaResolver`

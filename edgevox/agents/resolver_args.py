@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edgevox.agents.tools import Tool
-from edgevox.language.frames import ToolFrame, read_frame
+from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
 from edgevox.language.requests import object_phrase
 from edgevox.language.terms import (
@@ -240,15 +240,6 @@ def _out_of_bounds(prop: dict[str, Any], value: float) -> str:
 def is_string(t: Tool, pname: str) -> bool:
     prop = t.parameters.get("properties", {}).get(pname, {})
     return prop.get("type") == "string" and not enum_values(prop)
-
-
-def enum_values(prop: dict[str, Any]) -> list[Any]:
-    if "enum" in prop:
-        return list(prop["enum"])
-    for sub in prop.get("anyOf", []):
-        if "enum" in sub:
-            return list(sub["enum"])
-    return []
 
 
 def anyof_type(prop: dict[str, Any]) -> str | None:

@@ -92,6 +92,23 @@ _MIN_TOKENS = 16
 _TOKENS_PER_S = 10
 
 
+LOOP_RUN = 4
+"""A word written this many times in a row in a short window is the decoder looping, not the
+speaker ("five" came out as "F-E-E-E-E-E-E-" with ctranslate2 4.8 on this project's CI machine;
+the 30 s path reads "five"). The 30 s path decodes it again; a speaker's "stop stop stop" only
+costs that second decode."""
+
+
+def _loops(text: str) -> bool:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    run = 1
+    for a, b in zip(words, words[1:], strict=False):
+        run = run + 1 if a == b else 1
+        if run >= LOOP_RUN:
+            return True
+    return False
+
+
 def collapse_list_echo(text: str) -> str:
     """``"turn, turn,"`` -> ``"turn"``, ``"Stop. Stop."`` -> ``"Stop."``: a phrase repeated after a
     comma or sentence end, as Whisper writes when it continues a comma-separated prompt or
@@ -281,7 +298,7 @@ class FasterWhisperSTT:
             parts, resume_s, stats = self._generate(encoded, biased_tokens, max_new, duration_s - offset_s)
             if biased_tokens != plain_tokens and (stats["hit_limit"] or _LIST_ECHO.search(_text_of(parts))):
                 parts, resume_s, stats = self._generate(encoded, plain_tokens, max_new, duration_s - offset_s)
-            if stats["hit_limit"]:
+            if stats["hit_limit"] or _loops(_text_of(parts)):
                 return None  # looping even unbiased: let the 30 s path decode it
             for start_s, end_s, text in parts:
                 if offset_s + start_s >= duration_s:

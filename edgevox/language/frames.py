@@ -19,8 +19,7 @@ docstring and its JSON schema (never from example sentences):
   schema's, which ``@tool`` reads from ``Annotated``, ``Field`` and the docstring), default,
   enum values.
 
-:func:`frame_warnings` says where a docstring leaves a request ambiguous, for ``edgevox
-check``: a number with no unit, a signed number with no sign convention, a tool with no verb.
+:mod:`~edgevox.language.frame_report` says how a tool was read, for ``edgevox check``.
 
 This module reads plain data (name, description, schema): it imports nothing of the agents.
 """
@@ -144,7 +143,7 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     words = name_words(name)
     verbs: list[Phrase] = []
     objects: set[str] = set()
-    values = {w for prop in parameters.get("properties", {}).values() for v in _enum(prop) for w in _words(str(v))}
+    values = {w for prop in parameters.get("properties", {}).values() for v in enum_values(prop) for w in _words(str(v))}
     reads = bool(words) and (words[0] in READING_VERBS or words[0] in QUESTION_WORDS)
     if words and can_be_base_verb(words[0]):
         particle = words[1] if len(words) > 1 and words[1] in PARTICLES else ""
@@ -249,10 +248,10 @@ def _param(
         signs,
         lo,
         hi,
-        tuple(_enum(prop)),
+        tuple(enum_values(prop)),
         "default" in prop,
         prop.get("default"),
-        _value_words(_enum(prop), f"{function_text}. {desc}"),
+        _value_words(enum_values(prop), f"{function_text}. {desc}"),
     )
 
 
@@ -287,13 +286,14 @@ def _numeric_member(prop: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _kind(prop: Mapping[str, Any]) -> str:
-    if _enum(prop):
+    if enum_values(prop):
         return "enum"
     t = prop.get("type") or next((s.get("type") for s in prop.get("anyOf", []) if s.get("type") != "null"), None)
     return t if t in ("number", "integer", "boolean", "string") else "other"
 
 
-def _enum(prop: Mapping[str, Any]) -> list[Any]:
+def enum_values(prop: Mapping[str, Any]) -> list[Any]:
+    """The enum values of a parameter's schema (also inside an ``anyOf``), or []."""
     if "enum" in prop:
         return list(prop["enum"])
     for sub in prop.get("anyOf", []):
@@ -388,54 +388,4 @@ def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str
             out.append(word)
             taken.add(t.i)
         consecutive = consecutive and particle
-    return out
-
-
-def describe_frame(frame: ToolFrame) -> str:
-    """How a tool was read, in one line (``edgevox check``): "reads state" or its verbs, its
-    objects, and each parameter's type, unit, sign convention, bounds and default."""
-    own = [v.text for v in frame.verbs if v.own]
-    other = [v.text for v in frame.verbs if not v.own]
-    parts = ["reads state" if frame.reads else ("drastic action" if frame.drastic else "action")]
-    parts.append("verb " + (", ".join(own) or "-") + (f" (also {', '.join(other)})" if other else ""))
-    if frame.objects:
-        parts.append("objects " + ", ".join(sorted(frame.objects)))
-    for p in frame.params:
-        bits = [p.kind + ("" if p.required else " optional")]
-        if p.unit is not None:
-            bits.append(f"in {p.unit.spoken}")
-        if p.signs is not None:
-            bits.append(f"+ is {p.signs.choices().replace(' or ', ', - is ')}")
-        if p.minimum is not None or p.maximum is not None:
-            bits.append(
-                f"{'' if p.minimum is None else f'{p.minimum:g}'}..{'' if p.maximum is None else f'{p.maximum:g}'}"
-            )
-        if p.values:
-            bits.append("one of " + "/".join(str(v) for v in p.values))
-        if p.has_default:
-            bits.append(f"default {p.default!r}")
-        parts.append(f"{p.name}: {' '.join(bits)}")
-    return "; ".join(parts)
-
-
-def frame_warnings(frame: ToolFrame) -> list[str]:
-    """Where the docstring leaves requests ambiguous, one line each (for ``edgevox check``)."""
-    out: list[str] = []
-    if not frame.verbs and not frame.reads:
-        out.append(
-            f"{frame.name}: no action verb in its name or first docstring sentence; "
-            "requests can name it only by its objects (start the docstring with a verb: 'Move the arm ...')"
-        )
-    for p in frame.params:
-        if p.kind in NUMERIC and p.unit is None and p.kind == "number":
-            out.append(
-                f"{frame.name}({p.name}): no unit in its name or text; a value said in any unit is taken as is "
-                f"(say 'in metres' or name it {p.name}_m)"
-            )
-        if p.kind in NUMERIC and p.signs is None and (p.minimum is None or p.minimum < 0):
-            if p.minimum is None:
-                out.append(
-                    f"{frame.name}({p.name}): no sign convention and no minimum; a negative value is refused "
-                    "(write what it means: 'Positive climbs, negative descends', or a range '0 to 10')"
-                )
     return out

@@ -103,11 +103,10 @@ UNSURE = [
     "bring me to the kitchen",
     "take me to the office",
     "escort me to the office",
-    "turn the lamp",
+    "carry me to the bedroom",
     "visit the kitchen",
 ]
-"""Requests the home robot's schema resolver is unsure of (the LLM decides; "turn the lamp"
-also asks it for a value)."""
+"""Requests the home robot's schema resolver is unsure of (the LLM decides)."""
 
 BASELINE_WORDS = "the cat sat on a mat and then we all went home to eat some bread".split()
 

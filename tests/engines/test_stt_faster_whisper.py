@@ -223,3 +223,19 @@ def test_make_stt_passes_the_device_and_window_settings(cuda_devices):
     stt = make_stt(STTConfig(device="cpu", compute_type="int8", min_window_s=30.0, window_pad_s=2.0))
     assert (stt.device, stt.compute_type, stt.min_window_s, stt.window_pad_s) == ("cpu", "int8", None, 2.0)
     assert stt.window_s(1.0) == 30.0 and "full 30 s" in stt.window_policy
+
+
+@pytest.mark.parametrize(
+    ("text", "loops"),
+    [
+        ("F-E-E-E-E-E-E-", True),
+        ("back back back back", True),
+        ("stop stop stop", False),
+        ("very very good", False),
+        ("five", False),
+    ],
+)
+def test_a_word_four_times_in_a_row_is_a_decoder_loop(text, loops):
+    from edgevox.engines.stt_faster_whisper import _loops
+
+    assert _loops(text) is loops

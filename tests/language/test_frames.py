@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 import pytest
 
 from edgevox.agents.tools import tool
-from edgevox.language.frames import frame_warnings, read_frame
+from edgevox.language.frame_report import describe_frame, frame_warnings
+from edgevox.language.frames import read_frame
 
 
 def frame_of(t):
@@ -104,10 +105,11 @@ def test_the_name_gives_the_verb_with_its_particle_and_the_objects():
     assert frame_of(go_to).own_objects == frozenset()  # "to" is a preposition, not an object
 
 
-def test_coordinated_docstring_verbs_are_read_and_are_not_the_tools_own():
-    f = frame_of(change_altitude)
-    verbs = {v.verb: v.own for v in f.verbs}
-    assert verbs["change"] is True and verbs["climb"] is False and verbs["descend"] is False
+def test_alternative_docstring_verbs_are_the_tools_own_and_further_steps_are_not():
+    verbs = {v.verb: v.own for v in frame_of(change_altitude).verbs}
+    assert verbs["change"] and verbs["climb"] and verbs["descend"]  # "Climb or descend": alternatives
+    verbs = {v.text: v.own for v in frame_of(take_off).verbs}
+    assert verbs["take off"] and not verbs["hover"]  # "Take off and hover": a further step
 
 
 def test_a_reading_tool_is_told_by_its_verb_and_reports_its_whole_docstring():
@@ -151,6 +153,8 @@ def test_warnings_say_where_a_docstring_leaves_a_request_ambiguous():
     warnings = frame_warnings(frame_of(set_level))
     assert any("no unit" in w for w in warnings) and any("sign convention" in w for w in warnings)
     assert frame_warnings(frame_of(change_altitude)) == []
+    line = describe_frame(frame_of(change_altitude))
+    assert "verb change (also" not in line and "+ is up, - is down" in line and "in meters" in line
 
 
 @pytest.mark.parametrize("t", [take_off, change_altitude, drive, get_status, move_gripper, set_recording, tilt, go_to])
