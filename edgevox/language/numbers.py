@@ -66,6 +66,8 @@ ZERO_DIGIT = "oh"
 """Zero only between digits of one number ("one oh five"), else an interjection."""
 FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
 COUNTS = {"couple": 2, "dozen": 12}
+MULTIPLICATIVES = {"once": 1, "twice": 2, "thrice": 3}
+"""Adverbs of how many times ("sound the horn *twice*"): a count."""
 _DIGITS_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
@@ -161,6 +163,8 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
                 end += 1
         elif t in WHOLE_WORDS and i + 1 < n and _unit_word(tokens[i + 1]) is not None:
             value, end = 1.0, i + 1  # "a full turn", "one whole rotation" (the unit converts it)
+        elif t in MULTIPLICATIVES:
+            value, end = float(MULTIPLICATIVES[t]), i + 1
         elif t in COUNTS or (t == "a" and i + 1 < n and tokens[i + 1] in COUNTS):
             k = i + 1 if t == "a" else i
             value, end = float(COUNTS[tokens[k]]), k + 1

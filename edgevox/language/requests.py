@@ -146,7 +146,13 @@ def object_phrase(text: str) -> str | None:
     none or it is a pronoun ("bring *me* to the kitchen", "do *it*")."""
     doc = parse(text)
     for t in doc:
-        if t.dep_ in OBJECT_DEPS and t.pos_ in ("NOUN", "PROPN", "INTJ", "X", "AUX", "VERB") and t.head.pos_ == "VERB":
+        if (
+            t.dep_ in OBJECT_DEPS
+            and t.pos_ in ("NOUN", "PROPN", "INTJ", "X", "AUX", "VERB")
+            and t.head.pos_ == "VERB"
+            and t.i > t.head.i  # an object follows its verb ("say *hello*"; not "*please* pick up")
+            and t.lower_ not in ("please", "thanks")
+        ):
             if t.dep_ == "npadvmod" and (t.like_num or any(c.like_num for c in t.children)):
                 continue  # "drive *two metres*": a measure, not an object
             words = [w for w in t.subtree if not w.is_punct]

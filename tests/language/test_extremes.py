@@ -29,3 +29,10 @@ def test_a_direction_goes_through_the_parameters_sign_convention():
     assert extreme("as far down as it goes".split(), tilt) == -1
     turn = sign_rule("Positive turns left, negative turns right.")
     assert extreme("turn it up all the way".split(), turn) is None  # "up" is no left or right
+
+
+def test_how_many_times_is_a_count():
+    from edgevox.language.numbers import find_numbers
+
+    assert [n.value for n in find_numbers("sound the horn twice".split())] == [2.0]
+    assert [n.value for n in find_numbers("knock once".split())] == [1.0]

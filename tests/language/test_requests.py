@@ -37,6 +37,7 @@ def test_nouns_exclude_units_and_amounts_and_questions_ask_for_attributes():
         ("add eggs to the shopping list", "eggs"),
         ("say good morning", "good morning"),
         ("announce that dinner is ready", "dinner is ready"),
+        ("please pick up the book", "book"),  # an object follows its verb: "please" is politeness
         ("bring me to the kitchen", None),  # a pronoun names nothing
         ("drive two metres", None),  # a measure, not an object
     ],
