@@ -204,6 +204,10 @@ class App:
         If a part fails to start, everything started is stopped and the error is raised."""
         self._life.to(ComponentState.STARTING, "start()")
         try:
+            # The language floor's models load here, not in the first turn (~3 s on 2 cores).
+            from edgevox.language import warm_up
+
+            warm_up(lexicon=any(a.tools or a.skills or a.factory for a in self.config.agents.values()))
             self.runtime.start()
             if self.dashboard is not None:
                 self.dashboard.start()
