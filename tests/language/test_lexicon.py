@@ -30,3 +30,15 @@ def test_antonyms_and_unrelated_words_are_not(a, b):
 def test_antonyms_and_attributes_come_from_wordnet():
     assert "lower" in antonyms("raise", "v")
     assert "height" in attribute_nouns("high") and "speed" in attribute_nouns("fast")
+
+
+def test_the_wordnet_index_is_immutable_so_the_garbage_collector_does_not_walk_it():
+    import gc
+
+    from edgevox.language.lexicon import wordnet
+
+    index = wordnet()._lemma_pos_offset_map
+    gc.collect()
+    entries = [index[w] for w in ("dog", "climb", "raise", "kitchen")]
+    assert all(isinstance(offsets, tuple) for e in entries for offsets in e.values())
+    assert not any(gc.is_tracked(e) for e in entries)  # ~130 ms less per full collection
