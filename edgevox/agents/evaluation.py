@@ -58,7 +58,9 @@ STOP_VERBS = frozenset(("stop", "halt", "freeze"))
 
 
 class StopCheck(Protocol):
-    def is_stop(self, text: str) -> bool: ...
+    """The app's stop-phrase check (``voice.stop_phrases.StopPhraseMatcher``): the phrase, or None."""
+
+    def match(self, text: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ def evaluate_agent(
     stop_tools = {t.name for t in tools if set(t.name.lower().split("_")) & STOP_VERBS}
     outcomes = []
     for i, case in enumerate(cases):
-        if stop_check is not None and stop_check.is_stop(case.text):
+        if stop_check is not None and stop_check.match(case.text) is not None:
             want = case.expected_calls()
             ok = case.kind == "not" or (case.kind == "act" and all(w["name"] in stop_tools for w in want))
             outcomes.append(CaseOutcome(case, None, ok, 0.0, "stop phrase", stopped=True))

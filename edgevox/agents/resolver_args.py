@@ -21,13 +21,11 @@ from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
 from edgevox.language.requests import object_phrase
 from edgevox.language.terms import (
-    DETERMINERS,
     DIRECTIONS,
     FALSE_WORDS,
     FUNCTION_WORDS,
     TRUE_WORDS,
     SignRule,
-    bool_rule,
     content_stems,
     stem,
     tokenize,
@@ -49,15 +47,23 @@ class ToolIndex:
     tool: Tool
     frame: ToolFrame
     """How the tool reads: verbs, objects, parameters (see :mod:`edgevox.language.frames`)."""
-    vocab: dict[str, float]
-    signs: dict[str, SignRule]
     unit_words: dict[str, frozenset[str]]
-    units: dict[str, Unit] = field(default_factory=dict)
-    """The measurement unit each numeric parameter declares (see ``units.parameter_unit``)."""
-    query: bool = False
-    """Only reads the world (may answer a question, see ``ToolFrame.reads``)."""
-    bools: dict[str, SignRule] = field(default_factory=dict)
-    """What sets each boolean parameter true or false, read from its text (``bool_rule``)."""
+    """Per parameter, the stems of its name and text: a number followed by one is its value."""
+
+    @property
+    def signs(self) -> dict[str, SignRule]:
+        """The sign convention of each signed numeric parameter (``ParamFrame.signs``)."""
+        return {p.name: p.signs for p in self.frame.params if p.signs is not None}
+
+    @property
+    def units(self) -> dict[str, Unit]:
+        """The measurement unit each numeric parameter declares (``ParamFrame.unit``)."""
+        return {p.name: p.unit for p in self.frame.params if p.unit is not None}
+
+    @property
+    def query(self) -> bool:
+        """Only reads the world (may answer a question, see ``ToolFrame.reads``)."""
+        return self.frame.reads
 
 
 _FRAMES: dict[str, ToolFrame] = {}
@@ -77,37 +83,12 @@ def tool_frame(t: Tool) -> ToolFrame:
 
 
 def index_tool(t: Tool) -> ToolIndex:
-    """The words, sign rules and units of one tool, read from its schema and docstring."""
-    frame = tool_frame(t)
-    vocab: dict[str, float] = {}
-
-    def add(text: str, weight: float) -> None:
-        for s in content_stems(text):
-            vocab[s] = max(vocab.get(s, 0.0), weight)
-
-    add(t.name.replace("_", " "), 1.0)
-    add(t.description, 1.0)
-    signs: dict[str, SignRule] = {}
-    units: dict[str, frozenset[str]] = {}
-    measures: dict[str, Unit] = {}
-    for pname, prop in t.parameters.get("properties", {}).items():
-        desc = prop.get("description", "")
-        words = pname.replace("_", " ")
-        add(words, 0.5)
-        add(desc, 0.5)
-        units[pname] = frozenset(content_stems(words + " " + desc))
-        pf = frame.param(pname)
-        if pf is not None and pf.unit is not None:
-            measures[pname] = pf.unit
-        if pf is not None and pf.signs is not None:
-            signs[pname] = pf.signs
-    # Enum values are argument words, not tool triggers.
-    for prop in t.parameters.get("properties", {}).values():
-        for value in enum_values(prop):
-            for s in content_stems(str(value)):
-                vocab.pop(s, None)
-    bools = {p.name: r for p in frame.params if p.kind == "boolean" and (r := bool_rule(p.description)) is not None}
-    return ToolIndex(t, frame, vocab, signs, units, measures, frame.reads, bools)
+    """One tool's frame, and the words of each parameter."""
+    unit_words = {
+        pname: frozenset(content_stems(pname.replace("_", " ") + " " + prop.get("description", "")))
+        for pname, prop in t.parameters.get("properties", {}).items()
+    }
+    return ToolIndex(t, tool_frame(t), unit_words)
 
 
 @dataclass
@@ -147,7 +128,8 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
                 found[pname] = value
                 hits += 1
         elif prop.get("type") == "boolean" or anyof_type(prop) == "boolean":
-            value = _match_bool(words, stems, index.bools.get(pname))
+            switch = index.frame.param(pname)
+            value = _match_bool(words, stems, switch.truth if switch is not None else None)
             if value is not None:
                 found[pname] = value
     numeric = [
@@ -360,30 +342,3 @@ def _pick_number(
     if n_numeric == 1 or len(free) == 1:
         return free[0]
     return None
-
-
-def _string_after_trigger(
-    text: str, tokens: list[tuple[str, int, int]], stems: list[str], vocab: dict[str, float]
-) -> str | None:
-    """The longest run of words between the words that named the tool, without filler at its ends.
-
-    "pick up *the red cup* please" -> "red cup"; "add *eggs* to the shopping list" -> "eggs".
-    """
-    best: tuple[int, int] | None = None
-    start = 0
-    n = len(tokens)
-    for i in range(n + 1):
-        is_trigger = i < n and vocab.get(stems[i], 0) >= 1.0 and tokens[i][0] not in FUNCTION_WORDS
-        if i < n and not is_trigger:
-            continue
-        a, b = start, i
-        while a < b and (tokens[a][0] in FUNCTION_WORDS or tokens[a][0] in DETERMINERS):
-            a += 1
-        while b > a and (tokens[b - 1][0] in FUNCTION_WORDS or tokens[b - 1][0] in ("thanks", "thank")):
-            b -= 1
-        if b > a and (best is None or b - a >= best[1] - best[0]):
-            best = (a, b)
-        start = i + 1
-    if best is None:
-        return None
-    return text[tokens[best[0]][1] : tokens[best[1] - 1][2]]

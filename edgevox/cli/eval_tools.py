@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from edgevox.agents.decoders import Decision, DecisionRequest, ToolDecoder
     from edgevox.agents.evaluation import Case, CaseOutcome
     from edgevox.engines.base import LLM
+    from edgevox.voice.stop_phrases import StopPhraseMatcher
 
 SET_INSTRUCTIONS = "You are a helpful robot. Answer in one short sentence."
 """Instructions of the agent built for a tool-set folder."""
@@ -101,38 +102,32 @@ def set_cases(path: Path, split: str) -> list[Case]:
     return [c for f in files for c in load_cases(f)]
 
 
-def build_agent(config: str, overrides: Sequence[str] = ()) -> tuple[Agent, LLM]:
-    """(agent, llm) of ``config`` (for a JSONL case file)."""
+def build_agent(config: str, overrides: Sequence[str] = (), *, llm: LLM | None = None) -> tuple[Agent, LLM]:
+    """(agent, llm) of ``config`` (for a JSONL case file); ``llm``: an engine already loaded."""
     from edgevox.config import load_config
     from edgevox.config.build import make_agents
 
     app = load_config(config, sets=list(overrides))
-    llm = build_llm(config, overrides)
+    llm = llm or build_llm(config, overrides)
     agents = make_agents(app, llm)
     return agents[app.agent or next(iter(agents))], llm
 
 
-_LLMS: dict[tuple[str, tuple[str, ...]], LLM] = {}
-
-
 def build_llm(config: str, overrides: Sequence[str] = ()) -> LLM:
-    """The LLM of ``config``, loaded once per run (for the agents built over tool-set folders)."""
+    """The LLM of ``config`` (for the agents built over tool-set folders)."""
     from edgevox.config import load_config
     from edgevox.config.build import make_llm
 
-    key = (config, tuple(overrides))
-    if key not in _LLMS:
-        _LLMS[key] = make_llm(load_config(config, sets=list(overrides)).llm)
-    return _LLMS[key]
+    return make_llm(load_config(config, sets=list(overrides)).llm)
 
 
-def stop_check(config: str, overrides: Sequence[str] = ()) -> StopCheck | None:
+def stop_check(config: str, overrides: Sequence[str] = ()) -> StopPhraseMatcher | None:
     """The app's stop-phrase layer for ``config`` (None when its safety stop is off)."""
     from edgevox.config import load_config
     from edgevox.voice.stop_phrases import StopPhraseMatcher
 
     safety = load_config(config, sets=list(overrides)).safety
-    return StopCheck(StopPhraseMatcher(safety.stop_phrases)) if safety.enabled else None
+    return StopPhraseMatcher(safety.stop_phrases) if safety.enabled else None
 
 
 def run_eval_tools(args: argparse.Namespace) -> int:
@@ -145,14 +140,16 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     stop = stop_check(args.config, overrides)
     everything: list[CaseOutcome] = []
     timings: list[tuple[str, float]] = []
+    loaded: LLM | None = None  # one engine for every set of the run
     for spec in args.sets:
         path = Path(spec)
         if path.is_dir():
-            llm = build_llm(args.config, overrides)
+            llm = loaded = loaded or build_llm(args.config, overrides)
             agent: Any = LLMAgent(path.name, SET_INSTRUCTIONS, tools=load_tool_module(path / "tools.py"), llm=llm)
             cases = set_cases(path, args.split)
         elif path.is_file():
-            agent, llm = build_agent(args.config, overrides)
+            agent, llm = build_agent(args.config, overrides, llm=loaded)
+            loaded = llm
             cases = load_cases(path)
         else:
             raise ConfigError(f"{spec}: no such set (a folder with tools.py and dev.jsonl, or a JSONL case file)")
@@ -193,16 +190,6 @@ def run_eval_tools(args: argparse.Namespace) -> int:
         print(f"edgevox: {n_false} false actions > --max-false-actions {args.max_false_actions}")
         return 1
     return 0
-
-
-class StopCheck:
-    """The app's stop-phrase layer, as the evaluation's ``stop_check``."""
-
-    def __init__(self, matcher: Any) -> None:
-        self.matcher = matcher
-
-    def is_stop(self, text: str) -> bool:
-        return self.matcher.match(text) is not None
 
 
 def case_line(set_name: str, o: CaseOutcome, decisions: list[tuple[str, float]]) -> str:

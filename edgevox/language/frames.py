@@ -33,7 +33,16 @@ from typing import Any
 
 from edgevox.language.bounds import docstring_bounds
 from edgevox.language.nlp import parse
-from edgevox.language.terms import DIRECTIONS, SignRule, content_stems, is_direction, sign_rule, stem, tokenize
+from edgevox.language.terms import (
+    DIRECTIONS,
+    SignRule,
+    bool_rule,
+    content_stems,
+    is_direction,
+    sign_rule,
+    stem,
+    tokenize,
+)
 from edgevox.language.units import Unit, parameter_unit
 from edgevox.language.words import can_be_base_verb
 
@@ -78,6 +87,9 @@ class ParamFrame:
     """Enum values."""
     has_default: bool = False
     default: Any = None
+    truth: SignRule | None = None
+    """For a boolean: what its text says sets it ("true to start recording, false to stop":
+    +1 for "start", -1 for "stop"; see ``terms.bool_rule``)."""
     value_words: Mapping[Any, frozenset[str]] = field(default_factory=dict)
     """Words the docstring gives each enum value ("x is toward the front, z is up": z <- up,
     and down, its opposite on the same axis), as stems."""
@@ -143,7 +155,9 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     words = name_words(name)
     verbs: list[Phrase] = []
     objects: set[str] = set()
-    values = {w for prop in parameters.get("properties", {}).values() for v in enum_values(prop) for w in _words(str(v))}
+    values = {
+        w for prop in parameters.get("properties", {}).values() for v in enum_values(prop) for w in _words(str(v))
+    }
     reads = bool(words) and (words[0] in READING_VERBS or words[0] in QUESTION_WORDS)
     if words and can_be_base_verb(words[0]):
         particle = words[1] if len(words) > 1 and words[1] in PARTICLES else ""
@@ -158,7 +172,6 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     first = _first_sentence(description)
     if first:
         doc_verbs, doc_objects, doc_reads, alternatives = _read_sentence(first, values)
-        name_verb = bool(verbs)
         for k, v in enumerate(doc_verbs):
             # The summary's main verb says what the tool does, as its name does, and so do the
             # verbs given as alternatives to it ("Move *or drive*", "Turn, rotate or spin"); a
@@ -167,7 +180,7 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
             if all(v.verb != x.verb or v.particle != x.particle for x in verbs):
                 verbs.append(Phrase(v.verb, v.particle, own))
         objects |= doc_objects
-        reads = reads or (doc_reads and not name_verb)  # "battery_level": "Report the battery level."
+        reads = reads or doc_reads  # "arm_state": "Report the arm's height."
     if reads:
         # A reading tool reports what its docstring lists ("whether the drone is flying, what
         # the gripper holds"): every verb and noun of it is a topic a question may ask about.
@@ -251,6 +264,7 @@ def _param(
         tuple(enum_values(prop)),
         "default" in prop,
         prop.get("default"),
+        bool_rule(desc) if kind == "boolean" else None,
         _value_words(enum_values(prop), f"{function_text}. {desc}"),
     )
 
@@ -359,7 +373,7 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
                 alternatives = len(verbs)
         elif t.pos_ in ("NOUN", "PROPN") and word not in values and len(word) > 1:
             objects.add(t.lemma_.lower())
-    opening_reads = bool(toks) and toks[0].lower_ in READING_VERBS | {"returns", "reports", "reads", "gets", "return"}
+    opening_reads = bool(toks) and toks[0].lower_ in READING_VERBS | {"returns", "reports", "reads", "gets"}
     return verbs, objects, opening_reads, alternatives
 
 

@@ -33,9 +33,9 @@ clause is a command and nothing retracts or conditions it (``clause`` is then th
 command clauses joined, the text to resolve: "don't go to the kitchen, go to the
 office" -> "go to the office"); otherwise the kind of the first non-command clause.
 
-Questions may still call *query* tools ("what's your battery level" ->
-``get_battery``): :func:`is_query_tool` tells them apart from action tools by the
-verb that names them (``get_``, "Report the ...").
+Questions may still call tools that only read the world ("what's your battery level" ->
+``get_battery``): ``ToolFrame.reads`` (:mod:`edgevox.language.frames`) tells them apart
+from actions by the verb that names them (``get_``, "Report the ...").
 
 Rejected alternatives: a dependency parser (spaCy and its models are not installable
 offline and cost ~50 MB and tens of ms per utterance on the target CPU) and word
@@ -44,14 +44,13 @@ The price of a rule layer is coverage of rare constructions; each miss errs on t
 side of answering in words, which is the safe side for a robot.
 
 Modules: this one gives the verdict for a whole utterance (:func:`analyze`, :class:`Intent`),
-yes/no answers (:func:`answer_polarity`) and query tools (:func:`is_query_tool`);
+and yes/no answers (:func:`answer_polarity`);
 :mod:`~edgevox.language.clauses` splits and classifies clauses (rules 1-5), and
 :mod:`~edgevox.language.words` holds the word tables and verb forms they read.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from edgevox.language.clauses import (
@@ -189,17 +188,3 @@ def answer_polarity(text: str) -> bool | None:
         if any(w in YES_WORDS or w == "alright" for w in rest) or any(has_seq(rest, s) for s in YES_PHRASES):
             return True
     return None
-
-
-QUERY_VERBS = frozenset(
-    "get read report check query list show tell measure count describe say status is has what how lookup".split()
-)
-"""Verbs that name a tool which only *reads* the world ("get_battery", "Report the ...")."""
-
-
-def is_query_tool(name: str, description: str = "") -> bool:
-    """True when the tool's name or its description starts with a reading verb: such a
-    tool may answer a question; any other tool is an action and never does."""
-    first_name = re.split(r"[_\W]+", name.lower().strip("_"))[0] if name else ""
-    desc_words = words(description)
-    return first_name in QUERY_VERBS or bool(desc_words and desc_words[0] in QUERY_VERBS)

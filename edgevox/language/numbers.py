@@ -245,7 +245,6 @@ def as_number(value: float, integer: bool = False) -> float | int:
 
 MAXIMUM_WORDS = frozenset("max maximum full fully highest biggest largest widest furthest farthest most top".split())
 MINIMUM_WORDS = frozenset("min minimum lowest smallest narrowest least bottom".split())
-AS_FAR_AS = ("as", "far", "as")
 ALL_THE_WAY = ("all", "the", "way")
 INCREASING = frozenset("up in higher more right open wider bigger louder faster forward".split())
 DECREASING = frozenset("down out lower less left close narrower smaller quieter slower back".split())

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from edgevox.language.clauses import split_clauses
-from edgevox.language.intent import analyze, answer_polarity, is_query_tool
+from edgevox.language.frames import read_frame
+from edgevox.language.intent import analyze, answer_polarity
 
 INTENT_RULES = [
     # (utterance, kind, the clause to act on for commands or None)
@@ -212,4 +213,4 @@ def test_yes_and_no_answers(answer, polarity):
     ],
 )
 def test_query_tools_are_named_by_a_reading_verb(name, description, query):
-    assert is_query_tool(name, description) is query
+    assert read_frame(name, description, {"properties": {}}).reads is query

@@ -114,7 +114,9 @@ def test_eval_tools_fails_when_false_actions_exceed_the_limit(tmp_path, monkeypa
         encoding="utf-8",
     )
     llm = _says_none()
-    monkeypatch.setattr(eval_tools, "build_agent", lambda config, overrides=(): (_home(llm), llm))
+    monkeypatch.setattr(
+        eval_tools, "build_agent", lambda config, overrides=(), llm=None, scripted=llm: (_home(scripted), scripted)
+    )
 
     def run(limit):
         args = argparse.Namespace(
