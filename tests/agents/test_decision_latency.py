@@ -14,6 +14,7 @@ import pytest
 
 from edgevox.agents.decoders import DecisionRequest, SchemaFirstDecoder, TwoStageDecoder
 from edgevox.agents.tools import tool
+from edgevox.language import warm_up
 from edgevox.runtime.context import AgentContext
 
 
@@ -135,6 +136,7 @@ def test_unsure_decisions_cost_about_one_short_prompt_read(real_llm):
         return time.perf_counter() - start
 
     real_llm.warmup(agent.instructions)
+    warm_up()  # the parser and WordNet load once per process (App.start does this); not a decision's cost
     decisions, bases = [], []
     try:
         for i, text in enumerate(UNSURE):
