@@ -115,7 +115,9 @@ DECLINED_REPLY = "Okay, I won't."
 
 @dataclass(frozen=True)
 class PendingCall:
-    call: ToolCall
+    call: ToolCall | None
+    """The call the answer completes; None for an open question ("What should I do: rotate
+    or change the altitude?" after a bare "turn"), which the answer completes as words."""
     missing: tuple[str, ...]
     question: str
     expires_at_s: float
@@ -128,12 +130,14 @@ class PendingCall:
 
 @dataclass(frozen=True)
 class ClarifyAnswer:
-    kind: Literal["execute", "declined", "none"]
-    """``execute`` ``call``; ``declined`` (say :data:`DECLINED_REPLY`); ``none``: not an answer,
-    handle the turn as usual (the question is dropped either way)."""
+    kind: Literal["execute", "declined", "restate", "none"]
+    """``execute`` ``call``; ``declined`` (say :data:`DECLINED_REPLY`); ``restate``: decide on
+    ``text``, the request completed by the answer ("turn" + "left, ninety degrees"); ``none``:
+    not an answer, handle the turn as usual (the question is dropped either way)."""
     call: ToolCall | None = None
     more: tuple[ToolCall, ...] = ()
     """Further calls of a confirmed plan, run in order after ``call``."""
+    text: str = ""
 
 
 class Clarifications:
@@ -157,7 +161,7 @@ class Clarifications:
 
     def ask(self, session_id: str, decision: Decision, request: str = "") -> None:
         """Remember ``decision.proposed`` (asked about ``request``) for ``session_id``'s next turn."""
-        if decision.proposed is None or decision.clarify is None:
+        if decision.clarify is None or (decision.proposed is None and not request):
             return
         pending = PendingCall(
             decision.proposed, decision.missing, decision.clarify, self._clock() + self.ttl_s, request, decision.more
@@ -182,6 +186,11 @@ class Clarifications:
         polarity = answer_polarity(text)
         if polarity is False:
             return ClarifyAnswer("declined")
+        if p.call is None:  # an open question: the answer says what the request left out
+            kind = analyze(text).kind
+            if polarity is True or kind in ("negated", "report", "hypothetical", "question"):
+                return ClarifyAnswer("none")
+            return ClarifyAnswer("restate", text=f"{p.request.rstrip(' .!?')} {text}")
         if polarity is True and not p.missing:
             return ClarifyAnswer("execute", ToolCall(p.call.name, dict(p.call.arguments)), p.more)
         t = next((t for t in tools if t.name == p.call.name), None)
@@ -441,6 +450,8 @@ class SchemaFirstDecoder:
             "candidates": proposal.candidates,
             "intent": intent.kind if intent else "",
         }
+        if proposal.clarify is not None and proposal.open_question:
+            return Decision(None, decided_by="schema", details=details, clarify=proposal.clarify)
         if proposal.clarify is not None and proposal.call is not None:
             name, args = proposal.call
             missing = tuple(proposal.missing.get(name, []))

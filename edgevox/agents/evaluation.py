@@ -277,8 +277,8 @@ def _reply(agent: Any, ctx: Any, case: Case, tools: list[Tool]) -> str:
     """What the user answers a question the case gives no answer for: "yes" when the robot
     proposes what the user asked for, else "no" (a user knows what they meant)."""
     pending = agent.pending_question(ctx.session_id) if hasattr(agent, "pending_question") else None
-    if pending is None or pending.missing:
-        return NO
+    if pending is None or pending.missing or pending.call is None:
+        return NO  # a value or an open question: the case gives no words to answer it with
     proposed = [pending.call, *pending.more]
     return YES if calls_match(case.expected_calls(), proposed, tools) else NO
 

@@ -303,6 +303,7 @@ class LLMAgent(AgentBase):
             result.data["decided_by"] = "clarified"
             yield from self.emit_text(DECLINED_REPLY, ctx, result)
             return
+        decide_on = answer.text if answer.kind == "restate" else task  # "turn" + "left, ninety degrees"
         for hop in range(self.max_tool_hops + 1):
             if ctx.cancelled:
                 return
@@ -313,10 +314,10 @@ class LLMAgent(AgentBase):
             elif not tools:
                 break  # a chat agent: straight to the reply, no decision to make
             else:
-                decision = self.decoder.decide(self._request(task, messages, ctx, hop))
+                decision = self.decoder.decide(self._request(decide_on, messages, ctx, hop))
             result.data.setdefault("decided_by", decision.decided_by)
             if decision.clarify is not None:  # likely but uncertain: ask, never guess
-                clarifications.ask(ctx.session_id, decision, task)
+                clarifications.ask(ctx.session_id, decision, decide_on)
                 result.data["clarify"] = decision.clarify
                 yield from self.emit_text(decision.clarify, ctx, result)
                 return

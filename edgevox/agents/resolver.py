@@ -53,6 +53,7 @@ from edgevox.agents.tools import Tool
 from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
+from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, read_request, strip_conjunction
 from edgevox.language.terms import stem, tokenize
 
@@ -90,10 +91,15 @@ class Proposal:
     sure_tools: set[str] = field(default_factory=set)
     """Tools the request names surely enough to act on (by their verb, or a verb and object):
     an LLM choice among the candidates acts only on one of these, else it is confirmed."""
+    open_question: bool = False
+    """``clarify`` asks what the request left out, with no call to complete ("turn" alone:
+    "What should I do: rotate or change the altitude?"); the answer completes the words."""
     plan: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """Several calls to run in order (a compound request whose every part is sure); ``call``
     is then the first."""
 
+
+VALUES_FIT = "no word named a tool; the directions and units said fit only this one"
 
 ARGUMENTS_ONLY = "only argument values matched"
 """``Proposal.reason`` when no word of the request names a tool, only argument values did
@@ -236,6 +242,7 @@ class SchemaResolver:
         matches: dict[str, Match] = {}
         evidence: dict[str, float] = {}
         found: dict[str, dict[str, Any]] = {}
+        in_unit: dict[str, int] = {}
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
         for entry in self._index:
@@ -249,6 +256,7 @@ class SchemaResolver:
             # Argument evidence ranks tools a verb or an object named; it never selects one.
             ev = 1.0 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
             ev += 0.25 * sum(1 for pn in ex.found if (pf := entry.frame.param(pn)) is not None and pf.kind in NUMERIC)
+            ev += 0.5 * ex.unit_hits  # "five hundred degrees": its unit, even out of its bounds
             ev = min(ev, 1.0)
             matches[name], evidence[name] = m, ev
             # A tool whose required values the request gives fits it better than one it leaves
@@ -256,6 +264,7 @@ class SchemaResolver:
             complete = bool(entry.tool.required) and not ex.missing and not ex.problems
             scores[name] = m.trigger + ev + (0.5 if complete else 0.0)
             found[name], missing[name], problems[name] = ex.found, ex.missing, ex.problems
+            in_unit[name] = ex.unit_hits
 
         def is_named(n: str) -> bool:
             # A verb or an object names the tool; a verb only near in meaning ("turn" for
@@ -284,8 +293,21 @@ class SchemaResolver:
         if not named:
             arg_only = [n for n in ranked if evidence[n] > 0]
             if not arg_only:
-                return proposal(None, True, [], "no tool is named by the request's verb or objects")
-            return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
+                return self._bare_verb(request, matches) or proposal(
+                    None, True, [], "no tool is named by the request's verb or objects"
+                )
+            fit = self._only_fit(arg_only, request, in_unit)
+            if fit is None:
+                return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
+            # "slide over to the right three metres": an unknown verb of motion, and values only
+            # one tool takes. Ask: the verb did not name it.
+            entry, call = self._entry(fit), (fit, found[fit])
+            for pname, why in problems[fit].items():
+                missing[fit] = [*missing[fit], pname] if pname not in missing[fit] else missing[fit]
+                return proposal(call, True, [fit], f"{pname}: {why}", self.question(entry, pname, why))
+            if missing[fit]:
+                return proposal(call, True, [fit], f"missing {missing[fit]}", self.question(entry, missing[fit][0]))
+            return proposal(call, True, [fit], VALUES_FIT, f"Did you mean {self.describe(fit, found[fit])}?")
         best = named[0]
         m = matches[best]
         entry = self._entry(best)
@@ -305,16 +327,58 @@ class SchemaResolver:
         if len(named) > 1 and scores[best] - scores[named[1]] < self.margin:
             return proposal(call, False, candidates, f"close second: {named[1]} ({reason})")
         for pname, why in problems[best].items():
+            # the value said is unusable: the answer to the question replaces it
+            missing[best] = [*missing[best], pname] if pname not in missing[best] else missing[best]
             return proposal(call, True, candidates, f"{pname}: {why}", self.question(entry, pname, why))
         unfillable = [p for p in missing[best] if not is_string(entry.tool, p)]
         if unfillable:
             return proposal(call, True, candidates, f"missing {unfillable}", self.question(entry, unfillable[0]))
         if missing[best]:
             return proposal(call, False, candidates, f"missing {missing[best]}")
-        if not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found)):
+        # A verb near the tool's ("turn" for ``rotate``) with a direction and a number in a unit
+        # that only this tool takes ("turn left ninety degrees") names it as surely as its verb.
+        values_fit = m.verb >= NEAR and in_unit[best] > 0 and self._only_fit(list(matches), request, in_unit) == best
+        if not values_fit and not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found)):
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
+
+    def _bare_verb(self, request: RequestFrame, matches: dict[str, Match]) -> Proposal | None:
+        """A command that is a verb alone ("turn", "go") asks for an action whose details are
+        missing: ask which of the tools its verb is near, never answer in words or guess."""
+        if len(request.verbs) != 1 or request.nouns or request.directions or len(request.sequence) > 3:
+            return None
+        if any(w.isdigit() for w in request.words) or find_numbers(list(request.words)):
+            return None
+        near = sorted((n for n, m in matches.items() if m.verb >= NEAR), key=lambda n: -matches[n].verb)
+        near = [n for n in near if not self._entry(n).query][:3]
+        if not near:
+            return None
+        if len(near) == 1 and (required := self._entry(near[0]).tool.required):
+            # "go over there" and one tool goes: ask its value ("Which destination: ...?")
+            entry = self._entry(near[0])
+            return Proposal(
+                (near[0], {}), True, near, missing={near[0]: list(required)}, reason="a verb alone",
+                clarify=self.question(entry, required[0]),
+            )  # fmt: skip
+        names = [spoken_name(n) for n in near]
+        options = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        p = Proposal(None, True, near, reason="a verb alone", clarify=f"What should I do: {options}?")
+        p.open_question = True
+        return p
+
+    def _only_fit(self, names: list[str], request: RequestFrame, in_unit: dict[str, int]) -> str | None:
+        """The one tool that takes every direction the request says, and the unit of a number
+        said with one ("nudge it down five degrees": the tilt, not the left/right pan), or None."""
+        said = {stem(d) for d in request.directions}
+        if not said or not request.has_verb:
+            return None
+        fits = [
+            n
+            for n in names
+            if said <= self._entry(n).frame.directions and (in_unit[n] > 0 or not any(in_unit.values()))
+        ]
+        return fits[0] if len(fits) == 1 else None
 
     def _names_value(self, name: str, found: dict[str, dict[str, Any]]) -> bool:
         """The request names one of the tool's enum or boolean values ("sport mode", "on")."""
@@ -440,6 +504,6 @@ def _indefinite_before(text: str, value: str) -> bool:
 def spoken_name(tool_name: str) -> str:
     """A tool name as a verb phrase: ``set_timer`` -> "set the timer", ``go_to`` -> "go to"."""
     parts = [p for p in tool_name.lower().split("_") if p]
-    if len(parts) >= 2 and parts[1] not in PARTICLES:
+    if len(parts) >= 2 and parts[1] not in PARTICLES and parts[1] not in ("home", "here", "there"):  # adverbs of place
         parts.insert(1, "the")
     return " ".join(parts)

@@ -102,6 +102,9 @@ class Extraction:
     """Enum values named (argument words)."""
     problems: dict[str, str] = field(default_factory=dict)
     """Argument -> why the value said for it is not used (unit, bounds, range, direction)."""
+    unit_hits: int = 0
+    """Numbers said in the unit of a parameter ("five hundred *degrees*" of an angle), usable
+    or not: evidence of the tool that measures in it."""
 
 
 def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]) -> Extraction:
@@ -115,7 +118,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     props = t.parameters.get("properties", {})
     found: dict[str, Any] = {}
     problems: dict[str, str] = {}
-    hits = 0
+    hits = unit_hits = 0
     # Enums and booleans first: they are unambiguous words.
     for pname, prop in props.items():
         values = enum_values(prop)
@@ -155,8 +158,16 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         if said is not None and wanted is not None and said.pint_name == "degree" and wanted.dimension == "temperature":
             said = wanted  # "twenty one degrees" of a temperature: degrees of its own scale
         if said is not None and wanted is not None and not same_dimension(said, wanted):
+            if any(
+                q != pname and q not in found and (u := index.units.get(q)) is not None and same_dimension(said, u)
+                for q in numeric
+            ):
+                used_numbers.discard(span_i)  # "at one metre per second": the speed's, not the distance's
+                continue
             problems[pname] = f"said in {said.spoken}, not a {wanted.dimension}"
             continue
+        if said is not None and wanted is not None:
+            unit_hits += 1
         # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
         value = convert(span.value, said, wanted)
         rule = index.signs.get(pname)
@@ -195,7 +206,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
     missing = [r for r in t.required if r not in found]
-    return Extraction(found, missing, hits, problems)
+    return Extraction(found, missing, hits, problems, unit_hits)
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:

@@ -214,12 +214,19 @@ def _has_finite_verb(ws: list[str]) -> bool:
     """A verb that makes these words a sentence with a subject ("the kids *set* a timer",
     "lights in the office *are* off"), as opposed to a verbless command ("kitchen lights on")."""
     for i, w in enumerate(ws):
+        if _after_determiner(ws, i):
+            continue  # "to *the left*", "a full *turn*": a determiner opens a noun phrase
         if w in FINITE_MARKERS or inflected_verb_only(w) or is_past_form(w):
             return True
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
         if i > 0 and can_be_verb(w) and (nxt in DETERMINERS or nxt in FREQUENCY_ADVERBS):
             return True
     return False
+
+
+def _after_determiner(ws: list[str], i: int) -> bool:
+    """The word follows a determiner, so it is a noun ("the left", "a turn"), not a verb."""
+    return i > 0 and ws[i - 1] in DETERMINERS
 
 
 def _subject_clause(ws: list[str]) -> bool:
@@ -347,7 +354,7 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "command", "a verb-first command")
     # No verb first: a sentence about its first words (a subject and its verb), or no verb at all.
     if _has_finite_verb(ws[1:]) or _noun_subject(ws):
-        if _past(ws, 1) or any(is_past_form(w) for w in ws):
+        if _past(ws, 1) or any(is_past_form(w) and not _after_determiner(ws, i) for i, w in enumerate(ws)):
             return Clause(text, "report", "a report about someone or something")
         return Clause(text, "statement", "a statement about someone or something")
     return Clause(text, "command", "an elliptical command (no verb)", True)

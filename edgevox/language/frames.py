@@ -131,7 +131,10 @@ class ToolFrame:
             if p.signs is not None:
                 out |= p.signs.negative | p.signs.positive
             for v in p.values:
-                out |= {stem(w) for w, _, _ in tokenize(str(v))}
+                said = {stem(w) for w, _, _ in tokenize(str(v))}
+                out |= said
+                if len(said) == 1:  # "backward": also "back", "reverse" (one direction, other words)
+                    out |= next((g for pair in DIRECTIONS for g in pair if said <= g), frozenset())
             for ws in p.value_words.values():
                 out |= ws
         return frozenset(out)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edgevox.language.frames import Phrase, ToolFrame
+from edgevox.language.frames import PARTICLES, PREPOSITIONS, Phrase, ToolFrame, noun_lemma
 from edgevox.language.lexicon import Relation, relation
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
 from edgevox.language.terms import stem
@@ -73,9 +73,10 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
     """How strongly ``request`` names the tool of ``frame`` (see the module docstring)."""
     best, exact, how, own = 0.0, False, "", True
     for rp in request.verbs:
-        if rp.verb in frame.own_objects and not rp.particle and DENOMINAL > best:
+        if rp.verb in frame.own_objects and not rp.particle and rp.verb not in LIGHT_VERBS and DENOMINAL > best:
             # "zoom to eight times" for ``set_zoom``: English makes verbs of nouns ("zoom",
-            # "mop", "photograph"); the tool's own object said as the verb names it.
+            # "mop", "photograph"); the tool's own object said as the verb names it. A light verb
+            # is no noun made a verb: "*do* a spot clean" does not name ``set_do_not_disturb``.
             best, exact, how, own = DENOMINAL, False, f"verb {rp.verb!r} = object of the name", True
         if stem(rp.verb) in frame.sign_cues and DIRECTION_VERB > best:
             # "reverse one metre" for ``move`` ("Negative for backwards (back, reverse)"),
@@ -90,6 +91,10 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             score, is_exact = _verb_score(rp, tp, bare_name=bare, understood=understood)
             if score > best:
                 best, exact, how, own = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}", tp.own
+    if best < EXACT and _name_said(request, frame):
+        best, exact, how, own = EXACT, True, f"its name {' '.join(frame.name_words)!r} said", True
+    if best < DENOMINAL and (value_verb := _value_verb(request, frame)):
+        best, exact, how, own = DENOMINAL, False, value_verb, True
     objects = 0.0
     named = []
     for noun in request.nouns:
@@ -151,3 +156,54 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     if rel == Relation.NEAR:
         return NEAR, False
     return 0.0, False
+
+
+def _name_said(request: RequestFrame, frame: ToolFrame) -> bool:
+    """The tool's name said as a phrase ("do a *spot clean*", "*return to* the *dock*"): a
+    name of several words, one of them a content word after the first,
+    in order in the request; a determiner, number or adjective may stand inside it."""
+    words = [noun_lemma(w) for w in frame.name_words]
+    if len(words) < 2 or all(w in PARTICLES or w in PREPOSITIONS for w in words[1:]) or words[0] in LIGHT_VERBS:
+        # "go_to", "take_off": a verb and its particle; "set_volume", "take_snapshot": a light
+        # verb and its object. The verb and object rules read those.
+        return False
+    seq = request.sequence
+    for i in range(len(seq)):
+        k, j = 0, i
+        while k < len(words) and j < len(seq):
+            lemma, word, modifier = seq[j]
+            if words[k] in (lemma, word, noun_lemma(word)):
+                k += 1
+            elif not (modifier and k > 0):
+                break
+            j += 1
+        if k == len(words):
+            return True
+    return False
+
+
+def _value_verb(request: RequestFrame, frame: ToolFrame) -> str:
+    """A verb that names a value of one of the tool's choices, with an object that names a
+    value of another ("*mop* the kitchen": mode mop, room kitchen; "*hoover* the bedroom":
+    WordNet's synonym of vacuum). English makes verbs of instruments and manners; the second
+    value shows the request is about this tool ("rock, please" names no room: no tool)."""
+    for rp in request.verbs:
+        if rp.particle:
+            continue
+        for p in frame.params:
+            for v in p.values:
+                said = str(v).lower()
+                if " " in said or "_" in said or not said.isalpha():
+                    continue
+                if rp.verb != said and relation(rp.verb, said, "v") < Relation.SYNONYM:
+                    continue
+                others = {
+                    w
+                    for q in frame.params
+                    if q is not p
+                    for val in q.values
+                    for w in str(val).lower().replace("_", " ").split()
+                }
+                if others & (request.nouns | request.lemmas - {rp.verb}):
+                    return f"verb {rp.verb!r} = {p.name} {v!r}"
+    return ""

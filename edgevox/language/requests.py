@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgevox.language.frames import PARTICLES, Phrase, noun_lemma, verb_particles
-from edgevox.language.lexicon import attribute_nouns
+from edgevox.language.lexicon import attribute_nouns, base_form, known
 from edgevox.language.nlp import parse
 from edgevox.language.terms import is_direction
 from edgevox.language.units import unit
@@ -56,6 +56,10 @@ class RequestFrame:
     words: tuple[str, ...]
     lemmas: frozenset[str]
 
+    sequence: tuple[tuple[str, str, bool], ...] = ()
+    """Each word in order: (lemma, word, a modifier: a determiner, number or adjective that
+    may stand inside a name said as a phrase: "take three quick snapshots")."""
+
     noun_opening: bool = False
     """The only verb is the opening word, which the tagger read as a noun ("thermostat to
     19.5"): it is kept as a verb and as a noun, and the request counts as verbless."""
@@ -89,7 +93,7 @@ def read_request(text: str) -> RequestFrame:
     for i, t in enumerate(toks):
         word = t.lower_
         lemma = t.lemma_.lower()
-        is_opening = opening is not None and t.i == opening.i and can_be_base_verb(word)
+        is_opening = opening is not None and t.i == opening.i and (can_be_base_verb(word) or _rare_verb(word))
         after_number = i > 0 and toks[i - 1].like_num
         back_up = is_opening and i + 1 < len(toks) and toks[i + 1].lower_ in PARTICLES
         if is_direction(word) and not back_up:
@@ -128,7 +132,14 @@ def read_request(text: str) -> RequestFrame:
     words = tuple(t.lower_ for t in toks)
     lemmas = frozenset(t.lemma_.lower() for t in toks)
     noun_opening = noun_opening and len({v.verb for v in verbs}) == 1
-    return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas, noun_opening)
+    sequence = tuple((t.lemma_.lower(), t.lower_, t.pos_ in ("DET", "NUM", "ADJ") or t.like_num) for t in toks)
+    return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas, sequence, noun_opening)
+
+
+def _rare_verb(word: str) -> bool:
+    """A word the general lexicon does not know at all but WordNet has as a verb in its base
+    form ("*hoover* the bedroom"): it can open a command as well as a common verb can."""
+    return not readings(word) and known(word, "v") and base_form(word, "v") == word
 
 
 def _first_content(toks: list) -> int:
@@ -187,8 +198,9 @@ def strip_conjunction(clause: str) -> str:
 
 def has_subject(text: str) -> bool:
     """A sentence with a subject of its own ("my friend set a timer"), not a fragment ("five
-    then", "to the right"): an answer to a question is a fragment or a command."""
-    return any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in parse(text))
+    then", "to the right"): an answer to a question is a fragment or a command. Only the main
+    clause counts: "as far up as *it*'ll go" is a fragment with a comparative clause."""
+    return any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.head.dep_ in ("ROOT", "conj") for t in parse(text))
 
 
 def _asked_for(verb: Any) -> bool:

@@ -1,0 +1,210 @@
+"""Rules of the schema resolver added for tool sets nobody tuned on: each row is one
+principle of English or of the tool's schema, on a small tool set of its own."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import pytest
+
+from edgevox.agents.decoders import Clarifications, Decision, SchemaFirstDecoder
+from edgevox.agents.llm_agent import LLMAgent
+from edgevox.agents.resolver import VALUES_FIT, SchemaResolver
+from edgevox.agents.tools import ToolCall, tool
+from edgevox.language.requests import has_subject
+from edgevox.runtime.context import AgentContext
+from edgevox.testing import ScriptedLLM
+
+
+@tool
+def pan(degrees: float) -> str:
+    """Pan the camera head horizontally. Positive pans right, negative pans left.
+
+    Args:
+        degrees: relative angle, at most 170 either way.
+    """
+    return "panned"
+
+
+@tool
+def tilt(degrees: float) -> str:
+    """Tilt the camera up or down. Positive tilts up, negative tilts down.
+
+    Args:
+        degrees: relative angle, between -30 and 90.
+    """
+    return "tilted"
+
+
+@tool
+def take_snapshot(count: int = 1) -> str:
+    """Save still photos of the current view."""
+    return "saved"
+
+
+@tool
+def spot_clean(radius_cm: float = 50) -> str:
+    """Do an intensive spiral clean around where the robot is now.
+
+    Args:
+        radius_cm: radius in centimetres, between 20 and 150.
+    """
+    return "spot cleaning"
+
+
+@tool
+def set_do_not_disturb(enabled: bool) -> str:
+    """Turn do-not-disturb on or off."""
+    return "ok"
+
+
+@tool
+def clean_room(room: Literal["kitchen", "bedroom", "hallway"], mode: Literal["vacuum", "mop"] = "vacuum") -> str:
+    """Clean one room."""
+    return "cleaning"
+
+
+@tool
+def play_game(move: Literal["rock", "paper", "scissors"]) -> str:
+    """Play rock paper scissors."""
+    return "played"
+
+
+@tool
+def drive(
+    distance_m: Annotated[float, "how far in metres, at most 5 either way; negative reverses"],
+    speed_mps: Annotated[float, "speed in metres per second, between 0.1 and 1.2"] = 0.5,
+) -> str:
+    """Drive straight forward or backward."""
+    return "drove"
+
+
+@tool
+def fly(direction: Literal["forward", "backward", "left", "right"], distance: float) -> str:
+    """Fly horizontally.
+
+    Args:
+        direction: which way to fly.
+        distance: how far, in meters.
+    """
+    return "flew"
+
+
+@tool
+def change_altitude(meters: float) -> str:
+    """Climb or descend. Positive climbs, negative descends.
+
+    Args:
+        meters: how far, in meters.
+    """
+    return "changed"
+
+
+@tool
+def rotate(degrees: float) -> str:
+    """Rotate in place. Positive turns right (clockwise), negative turns left.
+
+    Args:
+        degrees: angle in degrees.
+    """
+    return "rotated"
+
+
+CAMERA = SchemaResolver([pan, tilt, take_snapshot])
+VACUUM = SchemaResolver([spot_clean, set_do_not_disturb, clean_room, play_game, drive])
+DRONE = SchemaResolver([fly, change_altitude, rotate])
+
+
+@pytest.mark.parametrize(
+    ("resolver", "text", "call"),
+    [
+        # The tool's name said as a phrase names it; an adjective may stand inside.
+        (VACUUM, "do a little spot clean", ("spot_clean", {})),
+        # A light verb is no noun made a verb: "do" never names set_do_not_disturb.
+        (VACUUM, "do a little spot clean, thirty centimetre radius", ("spot_clean", {"radius_cm": 30})),
+        # A verb naming a value of one choice with an object naming a value of another.
+        (VACUUM, "mop the kitchen", ("clean_room", {"room": "kitchen", "mode": "mop"})),
+        # ... also a WordNet synonym of the value, and a verb the general lexicon does not know.
+        (VACUUM, "hoover the bedroom", ("clean_room", {"room": "bedroom"})),
+        # A number goes to the parameter measured in its unit.
+        (VACUUM, "drive two metres at one metre per second", ("drive", {"distance_m": 2, "speed_mps": 1})),
+    ],
+)
+def test_the_request_names_the_tool_and_acts(resolver, text, call):
+    p = resolver.propose(text)
+    assert p.call == call and p.sure and p.clarify is None, p
+
+
+def test_a_value_verb_without_a_second_value_names_no_tool():
+    p = VACUUM.propose("rock please")  # "rock" is a move of the game, but nothing else is said
+    assert p.call is None or p.clarify is not None
+
+
+def test_values_only_one_tool_takes_are_confirmed_not_acted_on():
+    # "nudge" names nothing; "down" and degrees fit the tilt only (the pan goes left or right)
+    p = CAMERA.propose("could you nudge it down by five degrees")
+    assert p.call == ("tilt", {"degrees": -5}) and p.reason == VALUES_FIT and p.clarify.startswith("Did you mean")
+    p = DRONE.propose("slide over to the right 3 meters")
+    assert p.call == ("fly", {"direction": "right", "distance": 3}) and p.clarify.startswith("Did you mean")
+
+
+def test_a_direction_said_in_other_words_of_its_group_is_understood():
+    p = DRONE.propose("go back a few")  # "back" is a word of "backward"; "a few" is no value
+    assert p.call == ("fly", {"direction": "backward"}) and p.missing["fly"] == ["distance"], p
+
+
+def test_a_near_verb_with_a_direction_and_unit_only_one_tool_takes_acts():
+    p = DRONE.propose("turn left ninety degrees")
+    assert p.call == ("rotate", {"degrees": -90}) and p.sure and p.clarify is None, p
+
+
+def test_a_number_in_the_tools_unit_is_evidence_even_out_of_bounds():
+    p = CAMERA.propose("spin it five hundred degrees to the right")
+    assert p.call is not None and p.call[0] == "pan" and "out of bounds" in p.reason and p.clarify
+
+
+def test_a_verb_alone_asks_an_open_question_and_the_answer_completes_the_request():
+    p = DRONE.propose("turn")
+    assert p.call is None and p.open_question and p.clarify.startswith("What should I do:")
+    agent = LLMAgent("drone", "a drone", tools=[fly, change_altitude, rotate], llm=ScriptedLLM(default="Okay."))
+    agent.decoder = SchemaFirstDecoder()
+    ctx = AgentContext(session_id="s")
+    asked = agent.run("turn", ctx)
+    assert asked.first_call is None and asked.data["clarify"]
+    done = agent.run("left, ninety degrees", ctx)
+    assert done.first_call is not None and (done.first_call.name, done.first_call.arguments) == (
+        "rotate",
+        {"degrees": -90},
+    )
+
+
+def test_an_open_question_is_not_answered_by_yes_or_a_question():
+    store = Clarifications()
+    store.ask("s", Decision(None, clarify="What should I do: fly or rotate?"), "turn")
+    assert store.answer("s", "yes", [fly, rotate]).kind == "none"
+    store.ask("s", Decision(None, clarify="What should I do: fly or rotate?"), "turn")
+    assert store.answer("s", "what can you do?", [fly, rotate]).kind == "none"
+    store.ask("s", Decision(None, clarify="What should I do: fly or rotate?"), "turn")
+    answer = store.answer("s", "left, ninety degrees", [fly, rotate])
+    assert answer.kind == "restate" and answer.text == "turn left, ninety degrees"
+
+
+def test_an_answer_replaces_a_value_out_of_bounds():
+    p = CAMERA.propose("tilt up a hundred degrees")
+    assert p.missing["tilt"] == ["degrees"] and "out of bounds" in p.reason
+    store = Clarifications()
+    store.ask("s", Decision(None, clarify=p.clarify, proposed=ToolCall("tilt", {}), missing=("degrees",)), p.reason)
+    answer = store.answer("s", "as far up as it'll go then", [pan, tilt, take_snapshot])
+    assert answer.kind == "execute" and answer.call.arguments == {"degrees": 90}
+
+
+def test_only_the_main_clause_has_the_subject_of_a_remark():
+    assert has_subject("my friend set a timer for five minutes")
+    assert not has_subject("as far up as it'll go then")  # "it" is the subject of a comparative clause
+
+
+@pytest.mark.parametrize("text", ["just one full turn to the left", "a half turn to the right"])
+def test_a_word_after_a_determiner_is_a_noun_not_a_past_tense(text):
+    from edgevox.language.intent import analyze
+
+    assert analyze(text).kind == "command"  # "the left" is a side, not "left" the past of "leave"
