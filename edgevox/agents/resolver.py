@@ -54,7 +54,7 @@ from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.numbers import find_numbers
-from edgevox.language.requests import LIGHT_VERBS, RequestFrame, read_request, strip_conjunction
+from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
 from edgevox.language.terms import stem, tokenize
 
 
@@ -138,7 +138,7 @@ class SchemaResolver:
             return Proposal(None, True, reason=f"{intent.kind}: {intent.reason}", intent=intent)
         if intent.kind == "question" and not intent.may_query:
             return Proposal(None, True, reason=f"a question: {intent.reason}", intent=intent)
-        parts = [c.text for c in intent.clauses if c.kind == "command"] if intent.kind == "command" else []
+        parts = [c.text for c in intent.clauses if c.kind == "command" or _hedge(c)] if intent.kind == "command" else []
         if len(parts) > 1:
             proposal = self._plan(parts)
         else:
@@ -245,6 +245,7 @@ class SchemaResolver:
         in_unit: dict[str, int] = {}
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
+        numbers_said = bool(find_numbers([w for w, _, _ in tokens]))
         for entry in self._index:
             if query_only and not entry.query:
                 continue
@@ -253,10 +254,13 @@ class SchemaResolver:
             m = match(request, entry.frame)
             if entry.query and not query_only and request.has_verb and not (m.verb_exact or m.verb >= SYNONYM):
                 continue  # a command asks for an action: a reading tool only when its verb names it
+            if numbers_said and not _takes_directions(entry.frame, request):
+                continue  # "swing it over to the right, twenty degrees": not a tool that cannot go right
             # Argument evidence ranks tools a verb or an object named; it never selects one.
             ev = 1.0 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
             ev += 0.25 * sum(1 for pn in ex.found if (pf := entry.frame.param(pn)) is not None and pf.kind in NUMERIC)
             ev += 0.5 * ex.unit_hits  # "five hundred degrees": its unit, even out of its bounds
+            ev += 0.5 * ex.shared_hits  # "the aisle": a word of its values, which one to ask
             ev = min(ev, 1.0)
             matches[name], evidence[name] = m, ev
             # A tool whose required values the request gives fits it better than one it leaves
@@ -499,6 +503,33 @@ def _indefinite_before(text: str, value: str) -> bool:
     at = text.lower().find(value.lower())
     before = text[:at].lower().split() if at > 0 else []
     return bool(before) and before[-1] in INDEFINITE_ARTICLES
+
+
+def _takes_directions(frame: ToolFrame, request: RequestFrame) -> bool:
+    """Every direction the request says is one the tool's parameters take or its docstring
+    says ("Drive straight forward."). "Up" and "down" also mean more and less of any scale
+    ("crank the volume up"), and a direction said as the verb ("*back* up") is its motion:
+    neither rules a tool out."""
+    verbs = {v.verb for v in request.verbs} | {v.particle for v in request.verbs if v.verb in request.directions}
+    said = {stem(d) for d in request.directions if d not in ("up", "down") and d not in verbs}
+    return said <= frame.directions or said <= frame.directions | {
+        stem(w) for w, _, _ in tokenize(frame.description) if is_direction(w)
+    }
+
+
+def _hedge(clause: Any) -> bool:
+    """A verbless question after a command hedges its value ("turn right a bit, like twenty
+    degrees?"): part of the command, not a question of its own."""
+    return (
+        clause.kind == "question"
+        and clause.elliptical
+        or (
+            clause.kind == "question" and not read_request(clause.text).verbs and not clause.text.lower().startswith(WH)
+        )
+    )
+
+
+WH = ("what", "which", "who", "where", "when", "why", "how")
 
 
 def spoken_name(tool_name: str) -> str:

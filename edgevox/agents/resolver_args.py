@@ -102,6 +102,8 @@ class Extraction:
     """Enum values named (argument words)."""
     problems: dict[str, str] = field(default_factory=dict)
     """Argument -> why the value said for it is not used (unit, bounds, range, direction)."""
+    shared_hits: int = 0
+    """Enum parameters a word of several values names ("the aisle" of aisle A, B and C)."""
     unit_hits: int = 0
     """Numbers said in the unit of a parameter ("five hundred *degrees*" of an angle), usable
     or not: evidence of the tool that measures in it."""
@@ -118,7 +120,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     props = t.parameters.get("properties", {})
     found: dict[str, Any] = {}
     problems: dict[str, str] = {}
-    hits = unit_hits = 0
+    hits = unit_hits = shared_hits = 0
     # Enums and booleans first: they are unambiguous words.
     for pname, prop in props.items():
         values = enum_values(prop)
@@ -130,6 +132,8 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             if value is not None:
                 found[pname] = value
                 hits += 1
+            elif _shared_word(values, stems):
+                shared_hits += 1  # "the aisle" of aisle A, B and C: this parameter, which value?
         elif prop.get("type") == "boolean" or anyof_type(prop) == "boolean":
             switch = index.frame.param(pname)
             value = _match_bool(words, stems, switch.truth if switch is not None else None)
@@ -206,7 +210,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
     missing = [r for r in t.required if r not in found]
-    return Extraction(found, missing, hits, problems, unit_hits)
+    return Extraction(found, missing, hits, problems, unit_hits=unit_hits, shared_hits=shared_hits)
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:
@@ -265,6 +269,15 @@ def _match_enum(values: list[Any], stems: list[str], words: list[str] | None = N
     if found is not None:
         return found
     return _match_direction(values, stems)
+
+
+def _shared_word(values: list[Any], stems: list[str]) -> bool:
+    """A said word (not a number) that several values share ("aisle" of "aisle A", "aisle B")."""
+    counts: dict[str, int] = {}
+    for v in values:
+        for w in {stem(w) for w, _, _ in tokenize(str(v))}:
+            counts[w] = counts.get(w, 0) + 1
+    return any(counts.get(w, 0) >= 2 and not w.isdigit() and len(w) > 1 for w in stems)
 
 
 def _match_value_words(value_words: Any, stems: list[str]) -> Any:

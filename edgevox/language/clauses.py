@@ -224,6 +224,10 @@ def _has_finite_verb(ws: list[str]) -> bool:
     return False
 
 
+PROCEDURE_AUXILIARIES = frozenset("do does should would can could".split())
+GENERIC_SUBJECTS = frozenset("you i we one people u".split())
+
+
 def _after_determiner(ws: list[str], i: int) -> bool:
     """The word follows a determiner, so it is a noun ("the left", "a turn"), not a verb."""
     return i > 0 and ws[i - 1] in DETERMINERS
@@ -307,6 +311,9 @@ def classify_clause(text: str) -> Clause:
     if ws[0] in WH_WORDS:
         if ws[-1] in ABOUT_ENDINGS or has_seq(ws[-2:], ("used", "for")):
             return Clause(text, "question", "asks what something is or does", may_query=False)
+        if ws[0] == "how" and ws[1:2] and ws[1] in PROCEDURE_AUXILIARIES and ws[2:3] and ws[2] in GENERIC_SUBJECTS:
+            # "how do you empty the bin": how a thing is done, not the robot's state
+            return Clause(text, "question", "asks how something is done", may_query=False)
         if any(has_seq(ws, (m, "you")) for m in ("can", "could")) or has_seq(ws, ("able", "to")):
             # "how many degrees can you turn": what the robot is able to do, not its state
             return Clause(text, "question", "asks what the robot is able to do", may_query=False)

@@ -148,7 +148,37 @@ def relation(a: str, b: str, pos: Pos) -> Relation:
         for s in x:
             if ys & set(s.hypernyms()) or (pos == "v" and ys & set(s.verb_groups())):
                 return Relation.NEAR
+    for word, senses in ((a, sb), (b, sa)) if pos == "n" else ():
+        # "picture" names photograph.n.01, the kind a "snapshot" is, in a rarer sense of its own
+        if any(word.replace(" ", "_") in s.lemma_names() for t in senses for s in t.hypernyms()):
+            return Relation.NEAR
+    if pos == "v" and (genus(a) & {b, base_form(b, pos)} or genus(b) & {a, base_form(a, pos)}):
+        return Relation.NEAR
     return Relation.NONE
+
+
+GENUS_MAX_SENSES = 12
+"""A verb of more senses ("take": 42, "set": 25) has no one genus worth trusting."""
+
+
+@functools.lru_cache(maxsize=8192)
+def genus(verb: str) -> frozenset[str]:
+    """The verbs the definition of a verb's most frequent sense opens with, its genus
+    ("head": "to *go* or *travel* towards"; "grab": "*take* hold of"): a dictionary defines
+    a word by a more general one and what sets it apart. None for a verb of many senses."""
+    out: set[str] = set()
+    senses = wordnet().synsets(verb.replace(" ", "_"), "v")
+    if not senses or len(senses) > GENUS_MAX_SENSES:
+        return frozenset()
+    for s in senses[:1]:
+        words = s.definition().replace("(", " ").split()
+        words = words[1:] if words[:1] == ["to"] else words
+        while words and words[0].isalpha():
+            out.add(words[0])
+            if len(words) < 3 or words[1] != "or":
+                break
+            words = words[2:]
+    return frozenset(out)
 
 
 def antonyms(word: str, pos: Pos) -> frozenset[str]:

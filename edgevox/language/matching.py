@@ -12,8 +12,8 @@ The rules, each a principle of English (rows of ``tests/language/test_matching.p
   little alone ("*set* the volume", "*take* a photo"): matched alone they are weak evidence;
   the object decides.
 - **The object says what it is done to.** A request noun matches a tool object when they are
-  one lemma or WordNet synonyms ("photo" / "picture" are not: WordNet keeps them apart, so a
-  tool must say "photo" to be asked for a photo).
+  one lemma or WordNet synonyms; one that is a kind of the other ("snapshot" is a kind of
+  "picture") names the tool weakly: the robot asks before acting on it.
 - **Antonyms never match** (WordNet keeps "raise" and "lower" in different synsets; the sign
   of a value is the job of the sign rules).
 
@@ -47,6 +47,8 @@ PARTICLE_MISMATCH = 0.5
 """The same verb with another particle on the request side ("turn off" for ``turn``)."""
 OBJECT_SAME = 1.0
 OBJECT_SYNONYM = 0.75
+OBJECT_NEAR = 0.5
+"""One object is a kind of the other ("snapshot" / "picture"): named, never sure alone."""
 OTHER_OBJECT = 0.75
 """Weight of an object only the docstring names (the name's own objects weigh 1)."""
 MAX_OBJECT = 2.0
@@ -78,10 +80,15 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             # "mop", "photograph"); the tool's own object said as the verb names it. A light verb
             # is no noun made a verb: "*do* a spot clean" does not name ``set_do_not_disturb``.
             best, exact, how, own = DENOMINAL, False, f"verb {rp.verb!r} = object of the name", True
-        if stem(rp.verb) in frame.sign_cues and DIRECTION_VERB > best:
+        if (
+            stem(rp.verb) in frame.sign_cues
+            and (not rp.particle or is_direction(rp.particle))
+            and DIRECTION_VERB > best
+        ):
             # "reverse one metre" for ``move`` ("Negative for backwards (back, reverse)"),
             # "lower the platform" for ``lift`` ("Negative lowers it"): the verb is a direction
-            # the tool's own docstring names for its motion.
+            # the tool's own docstring names for its motion. A phrasal verb is another verb:
+            # "lift *off*" is no lifting.
             best, exact, how, own = DIRECTION_VERB, False, f"verb {rp.verb!r} = a direction of its motion", True
         for tp in frame.verbs:
             # A tool named by a light verb alone ("go", ``go_to``) is named by that verb, unless a
@@ -103,8 +110,10 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             weight = 1.0 if obj in frame.own_objects else OTHER_OBJECT
             if noun == obj:
                 s = max(s, OBJECT_SAME * weight)
-            elif relation(noun, obj, "n") == Relation.SYNONYM:
+            elif (rel := relation(noun, obj, "n")) == Relation.SYNONYM:
                 s = max(s, OBJECT_SYNONYM * weight)
+            elif rel == Relation.NEAR:
+                s = max(s, OBJECT_NEAR * weight)  # "a picture" of a tool that takes snapshots
         if s:
             named.append(noun)
         objects += s

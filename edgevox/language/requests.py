@@ -39,6 +39,8 @@ MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split
 ARGUMENT_DEPS = frozenset(("nsubj", "nsubjpass", "dobj", "pobj"))
 """Dependency labels of a noun phrase's head: its word is a noun even if the tagger says not."""
 DESTINATION_WORDS = frozenset("to into onto towards toward home".split())
+PATH_PREPOSITIONS = frozenset("to into onto towards toward".split())
+INTENSIFIED = frozenset("now here there away ahead back behind after before then off".split())
 """After "back": a destination follows, so "back" means a return ("go back to the dock")."""
 WH_ATTRIBUTES = {
     "where": frozenset(("location", "position", "place")),
@@ -68,7 +70,16 @@ class RequestFrame:
     def directions(self) -> frozenset[str]:
         """The adverbs of direction said ("forward", "left", "up"); "back" before a destination
         ("go *back* to the dock", "come back home") is a return, not a direction."""
-        return frozenset(w for i, w in enumerate(self.words) if is_direction(w) and not self.returning_at(i))
+        return frozenset(
+            w
+            for i, w in enumerate(self.words)
+            if is_direction(w) and not self.returning_at(i) and not self._intensifier(i)
+        )
+
+    def _intensifier(self, i: int) -> bool:
+        """ "*right* now", "*right* there": "right" before an adverb of time or place stresses it."""
+        nxt = self.words[i + 1] if i + 1 < len(self.words) else ""
+        return self.words[i] == "right" and nxt in INTENSIFIED
 
     def returning_at(self, i: int) -> bool:
         nxt = self.words[i + 1] if i + 1 < len(self.words) else ""
@@ -115,7 +126,10 @@ def read_request(text: str) -> RequestFrame:
             base = word if is_opening else lemma
             if base in CARRIER_VERBS or word in CARRIER_VERBS:
                 continue
-            phrases = [Phrase(base, particle) for particle in verb_particles(toks, i) or [""]]
+            particles = verb_particles(toks, i)
+            phrases = [Phrase(base, particle) for particle in particles or [""]]
+            if particles and _path_particle(toks, i, particles[-1]):
+                phrases.append(Phrase(base))  # "head *over* to dock two": a path, the verb is "head"
             if is_direction(base):
                 phrases.append(Phrase("move"))  # "back up", "back off": a move in that direction
             for phrase in phrases:
@@ -134,6 +148,17 @@ def read_request(text: str) -> RequestFrame:
     noun_opening = noun_opening and len({v.verb for v in verbs}) == 1
     sequence = tuple((t.lemma_.lower(), t.lower_, t.pos_ in ("DET", "NUM", "ADJ") or t.like_num) for t in toks)
     return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas, sequence, noun_opening)
+
+
+def _path_particle(toks: list, i: int, particle: str) -> bool:
+    """The particle is the path of a motion, not part of a phrasal verb, when a destination or
+    a direction follows it ("head *over* to dock two", "pop *down* to the cafeteria", "swing
+    it *over* to the right")."""
+    for k in range(i + 1, min(i + 6, len(toks) - 1)):
+        if toks[k].lower_ == particle:
+            nxt = toks[k + 1].lower_
+            return nxt in PATH_PREPOSITIONS or is_direction(nxt)
+    return False
 
 
 def _rare_verb(word: str) -> bool:

@@ -105,7 +105,7 @@ UNSURE = [
     "take me to the office",
     "escort me to the office",
     "carry me to the bedroom",
-    "visit the kitchen",
+    "show me the kitchen",
 ]
 """Requests the home robot's schema resolver is unsure of (the LLM decides)."""
 

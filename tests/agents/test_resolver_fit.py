@@ -208,3 +208,72 @@ def test_a_word_after_a_determiner_is_a_noun_not_a_past_tense(text):
     from edgevox.language.intent import analyze
 
     assert analyze(text).kind == "command"  # "the left" is a side, not "left" the past of "leave"
+
+
+def test_a_dictionary_genus_relates_a_verb_of_few_senses_to_the_verb_that_defines_it():
+    from edgevox.language.lexicon import Relation, genus, relation
+
+    assert relation("head", "go", "v") == Relation.NEAR  # "head": "to go or travel towards"
+    assert relation("grab", "take", "v") == Relation.NEAR  # "grab": "take hold of ..."
+    assert genus("take") == frozenset()  # 42 senses: no genus worth trusting
+    assert relation("raise", "lower", "v") == Relation.NONE
+
+
+def test_a_kind_of_the_tools_object_names_it_weakly_and_is_confirmed():
+    p = CAMERA.propose("take a picture")  # a snapshot is a kind of picture
+    assert p.call == ("take_snapshot", {}) and p.clarify == "Did you mean take the snapshot?"
+
+
+def test_a_particle_before_a_destination_is_the_path_not_a_phrasal_verb():
+    from edgevox.language.requests import read_request
+
+    assert "head" in [v.text for v in read_request("head over to dock two").verbs]
+    assert [v.text for v in read_request("come on back home").verbs] == ["come on", "come back"]
+
+
+def test_right_before_an_adverb_of_time_or_place_is_no_direction():
+    from edgevox.language.requests import read_request
+
+    assert read_request("land right now").directions == frozenset()
+    assert read_request("turn right now").directions == frozenset()  # "right now": when, not where
+    assert read_request("turn right at the door").directions == frozenset({"right"})
+
+
+def test_a_verbless_question_after_a_command_hedges_its_value():
+    p = CAMERA.propose("could you swing the camera over to the right a bit, like twenty degrees?")
+    assert p.call == ("pan", {"degrees": 20}) and p.clarify.startswith("Did you mean")
+
+
+def test_a_spatial_direction_rules_out_a_tool_that_cannot_go_that_way_but_up_is_also_more():
+    @tool
+    def go_to_preset(spot: Literal["front_door", "garage"]) -> str:
+        """Swing the camera to one of the saved viewing positions."""
+        return "ok"
+
+    @tool
+    def set_volume(level: int) -> str:
+        """Set the speaker volume, 0 to 100 percent."""
+        return "ok"
+
+    r = SchemaResolver([go_to_preset, pan, set_volume])
+    assert r.propose("swing the camera to the right twenty degrees").call[0] == "pan"
+    p = r.propose("crank the volume up to 150")  # "up" is more of the volume: out of bounds, asked
+    assert p.call == ("set_volume", {}) and "out of bounds" in p.reason
+
+
+def test_a_word_several_values_share_names_the_parameter_and_asks_which():
+    @tool
+    def go_to(destination: Literal["aisle A", "aisle B", "dock 1"]) -> str:
+        """Navigate to a named spot."""
+        return "ok"
+
+    p = SchemaResolver([go_to, pan]).propose("head to the aisle")
+    assert p.call == ("go_to", {}) and p.clarify.startswith("Which destination")
+
+
+@pytest.mark.parametrize("text", ["how do you empty the bin?", "how does one reset you?"])
+def test_how_something_is_done_is_no_question_to_a_reading_tool(text):
+    from edgevox.language.intent import analyze
+
+    intent = analyze(text)
+    assert intent.kind == "question" and not intent.may_query

@@ -154,7 +154,10 @@ def test_eval_group_has_room_for_more_evaluations():
         eval_cmd.register(sub)
         args = parser.parse_args(["eval", "dummy"])
         assert args.func(args) == 0 and seen == ["dummy"]
-        assert parser.parse_args(["eval", "tools", "cases.jsonl", "evals/tools/drone"]).sets == ["cases.jsonl", "evals/tools/drone"]
+        assert parser.parse_args(["eval", "tools", "cases.jsonl", "evals/tools/drone"]).sets == [
+            "cases.jsonl",
+            "evals/tools/drone",
+        ]
         assert parser.parse_args(["eval", "stt", "m.tsv", "--category", "x"]).category == ["x"]
     finally:
         eval_cmd._EVALUATIONS.remove(register_dummy)
