@@ -512,9 +512,9 @@ class SchemaFirstDecoder:
     def _check_llm_call(resolver: SchemaResolver, decision: Decision, proposal: Any) -> Decision:
         """The LLM picked a tool the resolver was unsure of: act only on what the user said.
 
-        A value the resolver found unusable is asked for; a required non-string value the LLM
-        filled in (the user never said it) is proposed with "Did you mean ...?"; an optional
-        one is dropped (its declared default applies).
+        A value the resolver found unusable is asked for; a required value the LLM filled in
+        (the user never said it) is asked for too; an optional one is dropped (its declared
+        default applies).
         """
         assert decision.call is not None
         call: ToolCall = decision.call
@@ -543,7 +543,10 @@ class SchemaFirstDecoder:
             call.id,
         )
         if guessed:
-            return ask(f"Did you mean {resolver.describe(call.name, call.arguments)}?", call)
+            # a required value nobody said is asked for, never proposed ("lift the forks": how
+            # high? not "Did you mean 10.5 centimetres?"); the question names the tool
+            kept = {k: v for k, v in call.arguments.items() if k not in guessed}
+            return ask(resolver.question(call.name, guessed[0]), ToolCall(call.name, kept), tuple(guessed))
         return decision
 
 

@@ -168,7 +168,7 @@ class SchemaResolver:
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
         about, saying what waits; a part that names no tool is said to be impossible. Nothing
         runs until every part is clear."""
-        parts = self._attach_afterthoughts([strip_conjunction(part) for part in parts])
+        parts = self._attach_afterthoughts(_serial_verbs([strip_conjunction(part) for part in parts]))
         if len(parts) == 1:
             return self._propose(parts[0])
         proposals = self._merge_same_tool([self._propose(part) for part in parts], parts)
@@ -245,7 +245,9 @@ class SchemaResolver:
         in_unit: dict[str, int] = {}
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
+        # A direction said with a number rules out tools that cannot go that way, when some tool can.
         numbers_said = bool(find_numbers([w for w, _, _ in tokens]))
+        takers = {e.tool.name for e in self._index if _takes_directions(e.frame, request)} if numbers_said else set()
         for entry in self._index:
             if query_only and not entry.query:
                 continue
@@ -254,7 +256,7 @@ class SchemaResolver:
             m = match(request, entry.frame)
             if entry.query and not query_only and request.has_verb and not (m.verb_exact or m.verb >= SYNONYM):
                 continue  # a command asks for an action: a reading tool only when its verb names it
-            if numbers_said and not _takes_directions(entry.frame, request):
+            if takers and name not in takers:
                 continue  # "swing it over to the right, twenty degrees": not a tool that cannot go right
             # Argument evidence ranks tools a verb or an object named; it never selects one.
             ev = 1.0 * ex.hits + 0.5 * sum(1 for r in entry.signs.values() if r.sign(stems) in (-1, 1))
@@ -503,6 +505,18 @@ def _indefinite_before(text: str, value: str) -> bool:
     at = text.lower().find(value.lower())
     before = text[:at].lower().split() if at > 0 else []
     return bool(before) and before[-1] in INDEFINITE_ARTICLES
+
+
+def _serial_verbs(parts: list[str]) -> list[str]:
+    """ "go and charge yourself", "come and look": "go" or "come" alone before another verb
+    is one request with it (English's serial verbs: the second verb says what to do)."""
+    out: list[str] = []
+    for text in parts:
+        if out and out[-1].lower().strip(" ,.!") in ("go", "come"):
+            out[-1] = f"{out[-1].strip(' ,.!')} {text}"
+        else:
+            out.append(text)
+    return out
 
 
 def _takes_directions(frame: ToolFrame, request: RequestFrame) -> bool:

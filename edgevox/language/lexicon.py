@@ -157,6 +157,23 @@ def relation(a: str, b: str, pos: Pos) -> Relation:
     return Relation.NONE
 
 
+@functools.lru_cache(maxsize=8192)
+def nominalizations(verb: str) -> frozenset[str]:
+    """The nouns WordNet derives from a verb's senses ("shut down" -> "shutdown"; "photograph"
+    -> "photograph"): the act named as a thing."""
+    out: set[str] = set()
+    for s in _senses(verb, "v"):
+        for lemma in s.lemmas():
+            if lemma.name().lower() != verb.replace(" ", "_"):
+                continue
+            out |= {
+                d.name().replace("_", " ").lower()
+                for d in lemma.derivationally_related_forms()
+                if d.synset().pos() == "n"
+            }
+    return frozenset(out)
+
+
 GENUS_MAX_SENSES = 12
 """A verb of more senses ("take": 42, "set": 25) has no one genus worth trusting."""
 

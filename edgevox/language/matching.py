@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgevox.language.frames import PARTICLES, PREPOSITIONS, Phrase, ToolFrame, noun_lemma
-from edgevox.language.lexicon import Relation, relation
+from edgevox.language.lexicon import Relation, nominalizations, relation
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
 from edgevox.language.terms import stem
 
@@ -98,6 +98,11 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             score, is_exact = _verb_score(rp, tp, bare_name=bare, understood=understood)
             if score > best:
                 best, exact, how, own = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}", tp.own
+    for rp in request.verbs:
+        if rp.particle and nominalizations(rp.text) & frame.objects and DENOMINAL > best:
+            # "shut the camera down" for a tool whose docstring names a "shutdown": the phrasal
+            # verb's act named as a noun (WordNet's derivations)
+            best, exact, how, own = DENOMINAL, False, f"verb {rp.text!r} = its noun", False
     if best < EXACT and _name_said(request, frame):
         best, exact, how, own = EXACT, True, f"its name {' '.join(frame.name_words)!r} said", True
     if best < DENOMINAL and (value_verb := _value_verb(request, frame)):

@@ -57,7 +57,7 @@ def test_the_answer_belongs_to_its_session_only(home):
     assert agent.run("the bedroom", AgentContext(session_id="kitchen-speaker")).first_call.name == "go_to"
 
 
-# -- "Did you mean ...?": a value the LLM filled in is proposed, never executed ----------
+# -- a value the LLM filled in is asked for, never executed -------------------------------
 
 
 @tool
@@ -118,13 +118,16 @@ def guessing_agent():
     agent.close()
 
 
-def test_a_guessed_value_becomes_a_question_and_yes_executes_it(guessing_agent):
+def test_a_guessed_required_value_is_asked_for_and_a_yes_never_runs_it(guessing_agent):
     agent, fallback = guessing_agent
     asked = agent.run("turn or rotate a bit please")
     assert fallback.calls == 1 and asked.first_call is None
-    # The guessed optional angle is dropped (its default applies); the guessed direction is asked.
-    assert asked.text == "Did you mean turn left?"
-    done = agent.run("yes")
+    # The guessed optional angle is dropped (its default applies); the guessed direction is
+    # asked for, never proposed: a "yes" cannot run a value nobody said.
+    assert asked.text == "Which direction: left or right?"
+    assert agent.run("yes").first_call is None
+    agent.run("turn or rotate a bit please")
+    done = agent.run("left")
     assert done.first_call.name == "turn" and done.first_call.arguments == {"direction": "left"}
     assert done.text == "Turned left 90."
 

@@ -277,3 +277,38 @@ def test_how_something_is_done_is_no_question_to_a_reading_tool(text):
 
     intent = analyze(text)
     assert intent.kind == "question" and not intent.may_query
+
+
+def test_a_phrasal_verb_names_the_tool_whose_docstring_names_its_act_as_a_noun():
+    @tool
+    def power_down() -> str:
+        """Privacy shutdown: stop streaming and cut power to the head."""
+        return "off"
+
+    p = SchemaResolver([power_down, pan, tilt]).propose("shut the camera down")
+    assert p.call == ("power_down", {}) and p.clarify == "Did you mean power down?"  # drastic: confirmed
+
+
+def test_go_and_another_verb_is_one_request():
+    @tool
+    def go_to(destination: Literal["lab", "charging_dock"]) -> str:
+        """Go to a named place."""
+        return "ok"
+
+    p = SchemaResolver([go_to, pan]).propose("go and charge yourself")
+    assert p.call == ("go_to", {"destination": "charging_dock"}) and p.sure and p.clarify is None
+
+
+def test_a_direction_no_tool_takes_still_asks_the_tool_the_verb_names():
+    @tool
+    def move_gripper(axis: Literal["x", "z"], distance_cm: float) -> str:
+        """Move the gripper along one axis. x is toward the front, z is up.
+
+        Args:
+            axis: x or z.
+            distance_cm: distance in centimetres; negative moves the opposite way.
+        """
+        return "ok"
+
+    p = SchemaResolver([move_gripper, take_snapshot]).propose("move the gripper left ten centimetres")
+    assert p.call is not None and p.call[0] == "move_gripper" and p.clarify  # asked, not acted on
