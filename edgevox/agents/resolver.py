@@ -254,8 +254,13 @@ class SchemaResolver:
             name = entry.tool.name
             ex = extract_from(entry, text, tokens)
             m = match(request, entry.frame)
-            if entry.query and not query_only and request.has_verb and not (m.verb_exact or m.verb >= SYNONYM):
-                continue  # a command asks for an action: a reading tool only when its verb names it
+            if (
+                entry.query
+                and not query_only
+                and request.has_verb
+                and not (m.own_verb and (m.verb_exact or m.verb >= SYNONYM))
+            ):
+                continue  # a command asks for an action: a reading tool only when its own verb names it ("fill jar two" is no "list which jars are filled")
             if takers and name not in takers:
                 continue  # "swing it over to the right, twenty degrees": not a tool that cannot go right
             # Argument evidence ranks tools a verb or an object named; it never selects one.
@@ -357,7 +362,7 @@ class SchemaResolver:
         if any(w.isdigit() for w in request.words) or find_numbers(list(request.words)):
             return None
         near = sorted((n for n, m in matches.items() if m.verb >= NEAR), key=lambda n: -matches[n].verb)
-        near = [n for n in near if not self._entry(n).query][:3]
+        near = [n for n in near if not self._entry(n).query and not _other_particle(request, self._entry(n).frame)][:3]
         if not near:
             return None
         if len(near) == 1 and (required := self._entry(near[0]).tool.required):
@@ -454,7 +459,7 @@ class SchemaResolver:
         values = enum_values(prop)
         if values:
             if len(values) <= MAX_SPOKEN_OPTIONS:
-                shown = [str(v) for v in values]
+                shown = [str(v).replace("_", " ") for v in values]  # spoken: "half open"
                 if len(shown) == 1:  # one allowed value (e.g. a handoff tool's only target)
                     return f"Which {what}: {shown[0]}?"
                 return f"Which {what}: {', '.join(shown[:-1])} or {shown[-1]}?"
@@ -471,6 +476,10 @@ class SchemaResolver:
                 prop.get("minimum", prop.get("exclusiveMinimum")),
                 prop.get("maximum", prop.get("exclusiveMaximum")),
             )
+            declared = entry.frame.param(pname)  # bounds its docstring gives ("between 0 and 100")
+            if declared is not None:
+                lo = lo if lo is not None else declared.minimum
+                hi = hi if hi is not None else declared.maximum
             prefix = ""
             if problem.startswith("out of bounds") and lo is not None and hi is not None:
                 prefix = f"I can {verb} from {lo:g} to {hi:g}{' ' + uname if uname else ''}. "
@@ -505,6 +514,16 @@ def _indefinite_before(text: str, value: str) -> bool:
     at = text.lower().find(value.lower())
     before = text[:at].lower().split() if at > 0 else []
     return bool(before) and before[-1] in INDEFINITE_ARTICLES
+
+
+def _other_particle(request: RequestFrame, frame: ToolFrame) -> bool:
+    """The request's phrasal verb is the tool's verb with another particle ("turn *around*"
+    for a tool that turns things on or off): another verb."""
+    return any(
+        rp.particle and tp.particle and rp.verb == tp.verb and rp.particle != tp.particle
+        for rp in request.verbs
+        for tp in frame.verbs
+    )
 
 
 def _serial_verbs(parts: list[str]) -> list[str]:

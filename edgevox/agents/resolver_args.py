@@ -129,6 +129,9 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             pf = index.frame.param(pname)
             if value is None and pf is not None and pf.value_words:
                 value = _match_value_words(pf.value_words, stems)
+            if value is not None and _longer_value_hinted(values, value, stems):
+                value = None  # "open the claw *halfway*": "open" or "half_open"? asked
+                shared_hits += 1
             if value is not None:
                 found[pname] = value
                 hits += 1
@@ -146,6 +149,11 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         span_i = _pick_number(numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric))
         if span_i is None:
             frame_param = index.frame.param(pname)
+            if frame_param is not None and frame_param.value_words:
+                named = _match_value_words(frame_param.value_words, stems)
+                if named is not None:  # "mute yourself" when "0 mutes the speaker"
+                    found[pname] = named
+                    continue
             signs = frame_param.signs if frame_param is not None else None
             end = extreme(words, signs) if len(numeric) == 1 and not numbers else None
             if end is not None and frame_param is not None:
@@ -269,6 +277,20 @@ def _match_enum(values: list[Any], stems: list[str], words: list[str] | None = N
     if found is not None:
         return found
     return _match_direction(values, stems)
+
+
+def _longer_value_hinted(values: list[Any], value: Any, stems: list[str]) -> bool:
+    """Another value holds ``value``'s words and more, and each of its other words begins a
+    word said ("half" of "halfway" for ``half_open`` over ``open``): the shorter may not be
+    the one meant."""
+    have = {stem(w) for w, _, _ in tokenize(str(value))}
+    said = set(stems)
+    for v in values:
+        vs = {stem(w) for w, _, _ in tokenize(str(v))}
+        rest = vs - have
+        if v != value and have < vs and all(any(s.startswith(w) and len(w) >= 3 for s in said) for w in rest):
+            return True
+    return False
 
 
 def _shared_word(values: list[Any], stems: list[str]) -> bool:

@@ -22,12 +22,18 @@ _DOC_RANGES = (
 "(0-100)", "(0-100 %)". Conservative: one range only, low < high, else none is read."""
 _UNIT_GAP = r"(?:\s*(?!(?:and|or|to|but)\b)[a-z%\u00b0/]+){0,2}"
 _DOC_LIMITS = (
-    ("maximum", re.compile(rf"\b(?:at most|up to|no more than|not more than|max(?:imum)?(?: of)?)\s+{_NUM}", re.I)),
+    (
+        "maximum",
+        re.compile(
+            rf"\b(?:at most|up to|no more than|not more than|limited to|no further than|no farther than|max(?:imum)?(?: of)?)\s+{_NUM}",
+            re.I,
+        ),
+    ),
     ("maximum", re.compile(rf"{_NUM}{_UNIT_GAP}\s+(?:at most|max(?:imum)?)\b", re.I)),
     ("minimum", re.compile(rf"\b(?:at least|no less than|not less than|min(?:imum)?(?: of)?)\s+{_NUM}", re.I)),
     ("minimum", re.compile(rf"{_NUM}{_UNIT_GAP}\s+(?:at least|min(?:imum)?)\b", re.I)),
 )
-"""One-sided limits: "at most 20", "up to 5 m", "30 at most", "max 2 m", "at least 1"."""
+"""One-sided limits: "at most 20", "up to 5 m", "limited to 50 m", "30 at most", "max 2 m", "at least 1"."""
 _EITHER_WAY = re.compile(r"\b(?:either way|in either direction|each way|either direction|in both directions)\b", re.I)
 """A limit "either way" bounds the magnitude: "at most 5 either way" is -5 to 5."""
 

@@ -43,8 +43,8 @@ from edgevox.language.terms import (
     stem,
     tokenize,
 )
-from edgevox.language.units import Unit, parameter_unit
-from edgevox.language.words import can_be_base_verb
+from edgevox.language.units import Unit, parameter_unit, unit
+from edgevox.language.words import can_be_base_verb, lemmas
 
 PARTICLES = frozenset("up down off on out in back over away around about through".split())
 """Adverb particles of English phrasal verbs ("take off", "back up", "turn on")."""
@@ -92,7 +92,8 @@ class ParamFrame:
     +1 for "start", -1 for "stop"; see ``terms.bool_rule``)."""
     value_words: Mapping[Any, frozenset[str]] = field(default_factory=dict)
     """Words the docstring gives each enum value ("x is toward the front, z is up": z <- up,
-    and down, its opposite on the same axis), as stems."""
+    and down, its opposite on the same axis), or a number ("0 mutes the speaker": 0 <- mute),
+    as stems."""
 
     @property
     def signed(self) -> bool:
@@ -268,8 +269,27 @@ def _param(
         "default" in prop,
         prop.get("default"),
         bool_rule(desc) if kind == "boolean" else None,
-        _value_words(enum_values(prop), f"{function_text}. {desc}"),
+        _value_words(enum_values(prop), f"{function_text}. {desc}")
+        if kind not in NUMERIC
+        else _number_words(f"{function_text}. {desc}"),
     )
+
+
+def _number_words(text: str) -> dict[Any, frozenset[str]]:
+    """Verbs a docstring gives a number ("0 mutes the speaker": mute is 0), as stems: a
+    number followed by a verb that takes an object."""
+    out: dict[Any, set[str]] = {}
+    for number, verb, nxt in re.findall(r"(?<![\w.-])(-?\d+(?:\.\d+)?)\s+([a-z]+)\s+([a-z]+)", text.lower()):
+        if not verb.endswith("s") or unit(verb) is not None or nxt not in OBJECT_OPENERS:
+            continue
+        if not any(lemma != verb for lemma in lemmas(verb).get("VERB", ())):
+            continue  # "3 passes": a plural noun, not a verb
+        value = float(number) if "." in number else int(number)
+        out.setdefault(value, set()).add(stem(verb))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+OBJECT_OPENERS = frozenset("the a an it its everything all them".split())
 
 
 def _value_texts(value: str, text: str) -> list[str]:
@@ -360,7 +380,13 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
             and (t.dep_ == "conj" and t.head.i in accepted or toks[i - 1].lower_ in ("or", "and"))
             and (t.pos_ == "VERB" or can_be_base_verb(word))
         )
-        main = t.dep_ == "ROOT" and t.pos_ == "VERB"
+        # the parser's root, unless the opening verb came first and the root has a subject of
+        # its own: "List which jars *are filled*" is what it lists, not a second action
+        main = (
+            t.dep_ == "ROOT"
+            and t.pos_ == "VERB"
+            and not (accepted and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children))
+        )
         if is_direction(word):
             continue  # "to face left *or right*": a direction, not a verb
         if opening or coordinated or main:
@@ -391,11 +417,15 @@ def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str
     out: list[str] = []
     taken: set[int] = set()
     consecutive = True
-    for t in toks[i + 1 : i + 8]:
+    window = toks[i + 1 : i + 8]
+    for k, t in enumerate(window):
         if t.pos_ == "VERB":
             break
         word = t.lower_
         particle = word in PARTICLES
+        if strict and particle and k + 2 < len(window) and window[k + 1].lower_ == "or":
+            if window[k + 2].lower_ in PARTICLES:  # "Turn the camera *on or off*": both are its particles
+                return [word, window[k + 2].lower_]
         attached = t.dep_ == "prt" and t.head.i == verb.i or (t.dep_ == "advmod" and t.head.i == verb.i)
         coordinated = t.dep_ == "conj" and t.head.i in taken
         if strict and t.dep_ == "prep":

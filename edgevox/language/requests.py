@@ -40,6 +40,7 @@ ARGUMENT_DEPS = frozenset(("nsubj", "nsubjpass", "dobj", "pobj"))
 """Dependency labels of a noun phrase's head: its word is a noun even if the tagger says not."""
 DESTINATION_WORDS = frozenset("to into onto towards toward home".split())
 PATH_PREPOSITIONS = frozenset("to into onto towards toward".split())
+NUMBER_WORDS = frozenset("half one two three four five six seven eight nine ten".split())
 INTENSIFIED = frozenset("now here there away ahead back behind after before then off".split())
 """After "back": a destination follows, so "back" means a return ("go back to the dock")."""
 WH_ATTRIBUTES = {
@@ -157,7 +158,10 @@ def _path_particle(toks: list, i: int, particle: str) -> bool:
     for k in range(i + 1, min(i + 6, len(toks) - 1)):
         if toks[k].lower_ == particle:
             nxt = toks[k + 1].lower_
-            return nxt in PATH_PREPOSITIONS or is_direction(nxt)
+            after = toks[k + 2] if k + 2 < len(toks) else None
+            if nxt in PATH_PREPOSITIONS:  # "down to the cafeteria" is a path; "down to thirty" a value
+                return after is not None and not after.like_num and after.lower_ not in NUMBER_WORDS
+            return is_direction(nxt)
     return False
 
 

@@ -173,17 +173,20 @@ _ON_OFF = {stem(w) for w in ("on", "off", "open", "close", "shut", "start", "sto
 
 
 def _marked_rule(description: str, marks: dict[str, str], *, first_word: bool = False) -> SignRule | None:
-    """``first_word`` (booleans): a mark's cue is the first word after it ("true to *start*
-    recording") and any on/off word of its piece ("True turns the lamp *on*"); a word cued for
-    both values ("turns") says nothing."""
+    """``first_word`` (booleans): a mark's cue is the on/off word of its piece ("True turns the
+    lamp *on*", "False switches it *off*"), else the first word after it ("true to *start*
+    recording"); a word cued for both values says nothing."""
     direction_words = set().union(*(a | b for a, b in DIRECTIONS))
     cues: dict[str, set[str]] = {"negativ": set(), "positiv": set()}
 
     def cue_words(piece: list[str]) -> set[str]:
         found = {st for st in piece if st not in SIGN_STOP and (st in direction_words or st not in FUNCTION_WORDS)}
         if first_word:
+            # an on/off word is the cue ("False switches it *off*": "switch" goes both ways);
+            # else the first word ("true to *start* recording")
+            on_off = {st for st in piece if st in _ON_OFF}
             content = [st for st in piece if st not in SIGN_STOP and st not in FUNCTION_WORDS]
-            return set(content[:1]) | {st for st in piece if st in _ON_OFF}
+            return on_off or set(content[:1])
         return (found & direction_words) or found  # "lowers the arm": the direction, not the arm
 
     text = re.sub(r"\(([^)]*)\)", lambda m: " " + m.group(1).replace(",", " ") + " ", description)
@@ -211,4 +214,14 @@ def _marked_rule(description: str, marks: dict[str, str], *, first_word: bool = 
             if group & cues["positiv"]:
                 pos |= group
                 neg |= other
+    # A word glossed by a direction in parentheses is that direction in the robot's own words:
+    # "starboard (right)", "port (left)".
+    for word, gloss in re.findall(r"([A-Za-z]+)\s*\(\s*([A-Za-z-]+)\s*\)", description):
+        g, w = stem(gloss.lower()), stem(word.lower())
+        if w in FUNCTION_WORDS or w in SIGN_STOP:
+            continue
+        if g in neg:
+            neg.add(w)
+        elif g in pos:
+            pos.add(w)
     return SignRule(frozenset(neg - pos), frozenset(pos - neg))

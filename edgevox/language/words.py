@@ -141,6 +141,9 @@ def lemmas(word: str) -> dict[str, tuple[str, ...]]:
     return dict(getAllLemmas(word))
 
 
+NUMBER_NAMES = frozenset(UNITS) | frozenset(TENS) | frozenset(("hundred", "thousand"))
+
+
 def can_be_base_verb(word: str) -> bool:
     """``turn``, ``set``, ``people``: the word has a verb reading in its base (imperative) form."""
     return word in lemmas(word).get("VERB", ())
@@ -162,6 +165,9 @@ def is_gerund(word: str) -> bool:
 
 
 def is_past_form(w: str) -> bool:
+    """``turned``, ``drove``: a past tense or participle; never a number word ("a hundred")."""
+    if w in NUMBER_NAMES:
+        return False
     if w in IRREGULAR_PAST or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed")):
         return True
     return w.endswith("ed") and any(lemma != w for lemma in lemmas(w).get("VERB", ()))  # "used", "owed"

@@ -312,3 +312,89 @@ def test_a_direction_no_tool_takes_still_asks_the_tool_the_verb_names():
 
     p = SchemaResolver([move_gripper, take_snapshot]).propose("move the gripper left ten centimetres")
     assert p.call is not None and p.call[0] == "move_gripper" and p.clarify  # asked, not acted on
+
+
+def test_a_boolean_reads_its_on_off_word_not_the_verb_that_goes_both_ways():
+    from edgevox.language.terms import bool_rule
+
+    rule = bool_rule("True spins the blade up, False switches it off.")
+    assert rule is not None and "switch" not in rule.negative and "off" in rule.negative
+
+    @tool
+    def set_blade(on: bool) -> str:
+        """Switch the cutting blade on or off.
+
+        Args:
+            on: True spins the blade up, False switches it off.
+        """
+        return "ok"
+
+    assert SchemaResolver([set_blade]).propose("switch the blade on").call == ("set_blade", {"on": True})
+
+
+def test_a_command_names_a_reading_tool_only_by_its_own_verb():
+    @tool
+    def get_sample_inventory() -> str:
+        """List which sample jars are filled and which are still empty."""
+        return "jars"
+
+    @tool
+    def collect_sample(jar: int) -> str:
+        """Collect a sediment sample into one of the sample jars."""
+        return "ok"
+
+    p = SchemaResolver([get_sample_inventory, collect_sample]).propose("fill jar number two with sediment")
+    assert p.call is None or p.call[0] != "get_sample_inventory" or p.clarify
+
+
+def test_a_longer_value_hinted_by_a_word_said_makes_the_value_a_question():
+    @tool
+    def operate_claw(position: Literal["open", "half_open", "closed"]) -> str:
+        """Open or close the claw."""
+        return "ok"
+
+    r = SchemaResolver([operate_claw])
+    assert r.propose("open the claw").call == ("operate_claw", {"position": "open"})
+    p = r.propose("open the claw halfway")
+    assert p.call == ("operate_claw", {}) and p.clarify == "Which position: open, half open or closed?"
+    assert r.propose("open the claw half open").call == ("operate_claw", {"position": "half_open"})
+
+
+def test_a_word_glossed_by_a_direction_in_parentheses_is_that_direction():
+    from edgevox.language.terms import sign_rule
+
+    rule = sign_rule("Positive turns to starboard (right), negative to port (left).")
+    assert rule is not None and "port" in rule.negative and "starboard" in rule.positive
+
+
+def test_a_verb_the_docstring_gives_a_number_names_that_number():
+    @tool
+    def set_volume(level: int) -> str:
+        """Set the speaker volume between 0 and 100; 0 mutes the speaker."""
+        return "ok"
+
+    p = SchemaResolver([set_volume]).propose("mute yourself please")
+    assert p.call == ("set_volume", {"level": 0}) and p.clarify  # another verb of its docstring: confirmed
+
+
+def test_a_number_word_is_no_past_tense():
+    from edgevox.language.intent import analyze
+
+    assert analyze("a hundred then").kind != "report"
+
+
+def test_on_or_off_after_the_object_are_the_verbs_particles():
+    @tool
+    def set_camera(on: bool) -> str:
+        """Turn the camera on or off."""
+        return "ok"
+
+    @tool
+    def rotate_base(angle_deg: float) -> str:
+        """Rotate the robot in place; positive is clockwise (to the right)."""
+        return "ok"
+
+    r = SchemaResolver([set_camera, rotate_base])
+    assert r.propose("turn the camera off").call == ("set_camera", {"on": False})
+    p = r.propose("turn around")  # "turn around" is no "turn on": the camera is never asked about
+    assert p.call is None or p.call[0] != "set_camera"

@@ -11,6 +11,7 @@ ROWS = [
     ("-5 to 5", {"minimum": -5, "maximum": 5}),
     ("(0-100 %)", {"minimum": 0, "maximum": 100}),
     ("how far to go, in metres (at most 20).", {"maximum": 20}),
+    ("Moves are limited to 50 m at a time.", {"maximum": 50}),  # "limited to": a maximum
     ("30 at most", {"maximum": 30}),
     ("up to 10 minutes", {"maximum": 10}),
     ("at least 1 and at most 5", {"minimum": 1, "maximum": 5}),
