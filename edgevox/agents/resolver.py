@@ -168,7 +168,7 @@ class SchemaResolver:
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
         about, saying what waits; a part that names no tool is said to be impossible. Nothing
         runs until every part is clear."""
-        parts = self._attach_afterthoughts(_serial_verbs([strip_conjunction(part) for part in parts]))
+        parts = self._attach_afterthoughts(self._serial_verbs([strip_conjunction(part) for part in parts]))
         if len(parts) == 1:
             return self._propose(parts[0])
         proposals = self._merge_same_tool([self._propose(part) for part in parts], parts)
@@ -199,6 +199,20 @@ class SchemaResolver:
         first.reason = "a plan with a part unsure of its tool"
         first.clarify = "Did you mean " + ", then ".join(self.describe(*c) for c in calls) + "?"
         return first
+
+    def _serial_verbs(self, parts: list[str]) -> list[str]:
+        """ "go and mow the back lawn", "go and charge yourself": "go" or "come" alone before
+        another verb is one request with it (English's serial verbs): the second verb says
+        what to do, alone when it names a tool surely, else with "go" ("go charge")."""
+        out: list[str] = []
+        for text in parts:
+            if out and out[-1].lower().strip(" ,.!") in ("go", "come"):
+                alone = self._propose(text)
+                sure = alone.call is not None and alone.sure and alone.clarify is None
+                out[-1] = text if sure else f"{out[-1].strip(' ,.!')} {text}"
+            else:
+                out.append(text)
+        return out
 
     @staticmethod
     def _attach_afterthoughts(parts: list[str]) -> list[str]:
@@ -243,6 +257,7 @@ class SchemaResolver:
         evidence: dict[str, float] = {}
         found: dict[str, dict[str, Any]] = {}
         in_unit: dict[str, int] = {}
+        value_hits: dict[str, int] = {}
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
         # A direction said with a number rules out tools that cannot go that way, when some tool can.
@@ -276,6 +291,7 @@ class SchemaResolver:
             scores[name] = m.trigger + ev + (0.5 if complete else 0.0)
             found[name], missing[name], problems[name] = ex.found, ex.missing, ex.problems
             in_unit[name] = ex.unit_hits
+            value_hits[name] = ex.hits
 
         def is_named(n: str) -> bool:
             # A verb or an object names the tool; a verb only near in meaning ("turn" for
@@ -307,7 +323,7 @@ class SchemaResolver:
                 return self._bare_verb(request, matches) or proposal(
                     None, True, [], "no tool is named by the request's verb or objects"
                 )
-            fit = self._only_fit(arg_only, request, in_unit)
+            fit = self._only_fit(arg_only, request, in_unit, value_hits)
             if fit is None:
                 return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
             # "slide over to the right three metres": an unknown verb of motion, and values only
@@ -348,7 +364,9 @@ class SchemaResolver:
             return proposal(call, False, candidates, f"missing {missing[best]}")
         # A verb near the tool's ("turn" for ``rotate``) with a direction and a number in a unit
         # that only this tool takes ("turn left ninety degrees") names it as surely as its verb.
-        values_fit = m.verb >= NEAR and in_unit[best] > 0 and self._only_fit(list(matches), request, in_unit) == best
+        values_fit = (
+            m.verb >= NEAR and in_unit[best] > 0 and self._only_fit(list(matches), request, in_unit, value_hits) == best
+        )
         if not values_fit and not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found)):
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
@@ -378,18 +396,29 @@ class SchemaResolver:
         p.open_question = True
         return p
 
-    def _only_fit(self, names: list[str], request: RequestFrame, in_unit: dict[str, int]) -> str | None:
+    def _only_fit(
+        self, names: list[str], request: RequestFrame, in_unit: dict[str, int], value_hits: dict[str, int]
+    ) -> str | None:
         """The one tool that takes every direction the request says, and the unit of a number
-        said with one ("nudge it down five degrees": the tilt, not the left/right pan), or None."""
+        said with one ("nudge it down five degrees": the tilt, not the left/right pan); with no
+        direction said, the one tool a value of whose choices is said ("switch to stripes":
+        the mowing pattern). None when no tool or several fit."""
         said = {stem(d) for d in request.directions}
-        if not said or not request.has_verb:
+        if not request.verbs:
             return None
-        fits = [
-            n
-            for n in names
-            if said <= self._entry(n).frame.directions and (in_unit[n] > 0 or not any(in_unit.values()))
-        ]
+        if said:
+            fits = [
+                n
+                for n in names
+                if said <= self._entry(n).frame.directions and (in_unit[n] > 0 or not any(in_unit.values()))
+            ]
+        else:  # a verb besides the value ("rock, please" says only the value)
+            fits = [n for n in names if value_hits[n] > 0 and self._verb_besides_values(n, request)]
         return fits[0] if len(fits) == 1 else None
+
+    def _verb_besides_values(self, name: str, request: RequestFrame) -> bool:
+        values = {stem(w) for p in self._entry(name).frame.params for v in p.values for w, _, _ in tokenize(str(v))}
+        return any(stem(v.verb) not in values for v in request.verbs)
 
     def _names_value(self, name: str, found: dict[str, dict[str, Any]]) -> bool:
         """The request names one of the tool's enum or boolean values ("sport mode", "on")."""
@@ -524,18 +553,6 @@ def _other_particle(request: RequestFrame, frame: ToolFrame) -> bool:
         for rp in request.verbs
         for tp in frame.verbs
     )
-
-
-def _serial_verbs(parts: list[str]) -> list[str]:
-    """ "go and charge yourself", "come and look": "go" or "come" alone before another verb
-    is one request with it (English's serial verbs: the second verb says what to do)."""
-    out: list[str] = []
-    for text in parts:
-        if out and out[-1].lower().strip(" ,.!") in ("go", "come"):
-            out[-1] = f"{out[-1].strip(' ,.!')} {text}"
-        else:
-            out.append(text)
-    return out
 
 
 def _takes_directions(frame: ToolFrame, request: RequestFrame) -> bool:

@@ -398,3 +398,30 @@ def test_on_or_off_after_the_object_are_the_verbs_particles():
     assert r.propose("turn the camera off").call == ("set_camera", {"on": False})
     p = r.propose("turn around")  # "turn around" is no "turn on": the camera is never asked about
     assert p.call is None or p.call[0] != "set_camera"
+
+
+def test_go_and_a_verb_that_names_a_tool_is_that_verb():
+    @tool
+    def mow_zone(zone: Literal["front_lawn", "back_lawn"]) -> str:
+        """Mow one zone of the garden."""
+        return "ok"
+
+    @tool
+    def drive(distance_m: float) -> str:
+        """Drive forward or back. Negative reverses."""
+        return "ok"
+
+    p = SchemaResolver([mow_zone, drive]).propose("go and mow the back lawn")
+    assert p.call == ("mow_zone", {"zone": "back_lawn"}) and p.clarify is None
+
+
+def test_a_value_only_one_tool_takes_is_confirmed_when_no_word_names_a_tool():
+    @tool
+    def set_pattern(pattern: Literal["stripes", "spiral"]) -> str:
+        """Set the mowing pattern."""
+        return "ok"
+
+    r = SchemaResolver([set_pattern, pan])
+    p = r.propose("let's go with spiral please")
+    assert p.call == ("set_pattern", {"pattern": "spiral"}) and p.clarify.startswith("Did you mean")
+    assert r.propose("spiral please").clarify is None or r.propose("spiral please").call is None
