@@ -148,6 +148,13 @@ class ToolFrame:
         return tuple(p.name for p in self.params if p.required)
 
 
+WH_ATTRIBUTES = {
+    "where": frozenset(("location", "position", "place")),
+    "when": frozenset(("time",)),
+}
+"""What a question word asks for when it opens a question (English wh-words are a closed class)."""
+
+
 def name_words(name: str) -> list[str]:
     """``takeOff`` / ``take_off`` / ``TakeOff`` -> ["take", "off"]."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
@@ -193,6 +200,8 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
                 verbs.append(Phrase(t.lemma_.lower(), "", False))
             elif t.pos_ in ("NOUN", "PROPN") and t.lower_ not in values and len(t.lower_) > 1:
                 objects.add(t.lemma_.lower())
+            elif t.lower_ in WH_ATTRIBUTES:
+                objects |= WH_ATTRIBUTES[t.lower_]  # "Report *where* it is": it answers "where are you?"
     required = set(parameters.get("required", []))
     props = dict(parameters.get("properties", {}))
     function_signs = sign_rule(description)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from edgevox.language.frames import PARTICLES, Phrase, noun_lemma, verb_particles
+from edgevox.language.frames import PARTICLES, WH_ATTRIBUTES, Phrase, noun_lemma, verb_particles
 from edgevox.language.lexicon import attribute_nouns, base_form, known
 from edgevox.language.nlp import parse
 from edgevox.language.terms import is_direction
@@ -43,11 +43,6 @@ PATH_PREPOSITIONS = frozenset("to into onto towards toward".split())
 NUMBER_WORDS = frozenset("half one two three four five six seven eight nine ten".split())
 INTENSIFIED = frozenset("now here there away ahead back behind after before then off".split())
 """After "back": a destination follows, so "back" means a return ("go back to the dock")."""
-WH_ATTRIBUTES = {
-    "where": frozenset(("location", "position", "place")),
-    "when": frozenset(("time",)),
-}
-"""What a question word asks for when it opens a question (English wh-words are a closed class)."""
 FILLERS = frozenset("oh uh um umm uhm er erm hmm ah well okay ok alright hey so now just yes yeah please".split())
 
 

@@ -425,3 +425,14 @@ def test_a_value_only_one_tool_takes_is_confirmed_when_no_word_names_a_tool():
     p = r.propose("let's go with spiral please")
     assert p.call == ("set_pattern", {"pattern": "spiral"}) and p.clarify.startswith("Did you mean")
     assert r.propose("spiral please").clarify is None or r.propose("spiral please").call is None
+
+
+def test_a_reading_tool_that_reports_where_answers_where_questions():
+    @tool
+    def get_status() -> str:
+        """Report the mower's battery charge, where it is and whether it is docked."""
+        return "ok"
+
+    r = SchemaResolver([get_status, pan])
+    assert r.propose("where are you right now?").call == ("get_status", {})
+    assert r.propose("where do you go to school?").call in (None, ("get_status", {}))  # a reading tool: harmless
