@@ -435,4 +435,3 @@ def test_a_reading_tool_that_reports_where_answers_where_questions():
 
     r = SchemaResolver([get_status, pan])
     assert r.propose("where are you right now?").call == ("get_status", {})
-    assert r.propose("where do you go to school?").call in (None, ("get_status", {}))  # a reading tool: harmless
