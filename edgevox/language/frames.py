@@ -181,6 +181,11 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     }
     objects |= own_objects
     first = _first_sentence(description)
+    label, colon, rest = first.partition(":")
+    if colon and rest.strip() and len(label.split()) <= LABEL_WORDS:
+        # "Emergency stop: halt the wheels and brake the blade." - a label, then what it does
+        objects |= {noun_lemma(w) for w in _words(label) if w not in values and len(w) > 1}
+        first = rest.strip()
     if first:
         doc_verbs, doc_objects, doc_reads, alternatives = _read_sentence(first, values)
         for k, v in enumerate(doc_verbs):
@@ -350,6 +355,10 @@ def enum_values(prop: Mapping[str, Any]) -> list[Any]:
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
+
+
+LABEL_WORDS = 4
+"""A summary opening with at most this many words and a colon opens with a label."""
 
 
 def _first_sentence(description: str) -> str:

@@ -435,3 +435,13 @@ def test_a_reading_tool_that_reports_where_answers_where_questions():
 
     r = SchemaResolver([get_status, pan])
     assert r.propose("where are you right now?").call == ("get_status", {})
+
+
+def test_a_summary_that_opens_with_a_label_and_a_colon_is_read_after_the_colon():
+    @tool
+    def all_stop() -> str:
+        """Emergency all stop: cut power to every thruster and hold position."""
+        return "stopped"
+
+    p = SchemaResolver([all_stop, pan]).propose("cut the thrusters")
+    assert p.call == ("all_stop", {}) and p.sure and p.clarify is None  # its own verb, said as it is
