@@ -8,7 +8,8 @@ Spoken forms read here (each a row of the numbers table test):
   two" -> 2), never a zero.
 - signs: "minus two", "negative two", "-2" -> -2, flagged ``signed`` so an explicit
   sign wins over direction words (see ``resolver.py``).
-- "a hundred and five" -> 105, "two and a half" -> 2.5, "a couple of" -> 2.
+- "a hundred and five" -> 105, "two and a half" -> 2.5, "a metre and a half" -> 1.5 (metres),
+  "a couple of" -> 2.
 
 Speech recognisers write numbers either way, and small models copy digits far more
 reliably than they convert words, so the schema resolver normalises numbers first.
@@ -199,11 +200,23 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         # "two full turns": the quantity word belongs to the number, the unit follows it
         if end + 1 < n and tokens[end] in WHOLE_WORDS and _unit_word(tokens[end + 1]) is not None:
             end += 1
+        # "a metre and a half", "two hours and a quarter": the fraction follows the unit; the
+        # span ends before the unit, which is read after it as usual
+        resume = end
+        if (
+            end + 3 < n
+            and _unit_word(tokens[end]) is not None
+            and tokens[end + 1] == "and"
+            and tokens[end + 2] in ("a", "an")
+            and tokens[end + 3] in FRACTIONS
+        ):
+            value += FRACTIONS[tokens[end + 3]]
+            resume = end + 4
         start, signed = i, t.startswith("-")
         if i > 0 and tokens[i - 1] in SIGN_WORDS:
             start, signed, value = i - 1, True, -abs(value)
         spans.append(NumberSpan(value, start, end, signed))
-        i = end
+        i = resume
     return spans
 
 

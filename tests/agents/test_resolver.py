@@ -22,6 +22,8 @@ from edgevox.language.terms import stem, tokenize
         ("2.75", 2.75),
         ("twenty", 20),
         ("a couple of", 2),
+        ("a metre and a half", 1.5),  # the fraction after the unit
+        ("two hours and a quarter", 2.25),
     ],
 )
 def test_number_words(text, value):
