@@ -19,7 +19,7 @@ from typing import Any
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
-from edgevox.language.requests import object_phrase
+from edgevox.language.requests import INTENSIFIED, object_phrase
 from edgevox.language.terms import (
     DIRECTIONS,
     FALSE_WORDS,
@@ -114,7 +114,11 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     booleans first, then numbers (unit, range, sign and bounds checked), then a free string."""
     t = index.tool
     words = [w for w, _, _ in tokens]
-    stems = [stem(w) for w in words]
+    # "hold it *right* there", "right now": "right" stresses the adverb after it, no direction
+    stems = [
+        "" if w == "right" and k + 1 < len(words) and words[k + 1] in INTENSIFIED else stem(w)
+        for k, w in enumerate(words)
+    ]
     numbers = find_numbers(words)
     used_numbers: set[int] = set()
     props = t.parameters.get("properties", {})

@@ -424,6 +424,10 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
     return verbs, objects, opening_reads, alternatives
 
 
+SWITCH_PARTICLES = frozenset(("on", "off"))
+"""Particles that say what a switch does: "on or off" after a verb are its particles."""
+
+
 def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str]:
     """Particles of the verb at ``toks[i]``: the particle words right after it ("come *on*
     *back*", "turn *on* the lights"), those the parser attaches to it ("turn the lights
@@ -435,15 +439,17 @@ def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str
     out: list[str] = []
     taken: set[int] = set()
     consecutive = True
+    if strict:  # "Turn the camera *on or off*", "Switch or turn the lights ... *on or off*"
+        rest = [t.lower_ for t in toks[i + 1 :]]
+        for k in range(len(rest) - 2):
+            if rest[k] in SWITCH_PARTICLES and rest[k + 1] == "or" and rest[k + 2] in SWITCH_PARTICLES:
+                return [rest[k], rest[k + 2]]
     window = toks[i + 1 : i + 8]
-    for k, t in enumerate(window):
+    for t in window:
         if t.pos_ == "VERB":
             break
         word = t.lower_
         particle = word in PARTICLES
-        if strict and particle and k + 2 < len(window) and window[k + 1].lower_ == "or":
-            if window[k + 2].lower_ in PARTICLES:  # "Turn the camera *on or off*": both are its particles
-                return [word, window[k + 2].lower_]
         attached = t.dep_ == "prt" and t.head.i == verb.i or (t.dep_ == "advmod" and t.head.i == verb.i)
         coordinated = t.dep_ == "conj" and t.head.i in taken
         if strict and t.dep_ == "prep":
@@ -453,4 +459,12 @@ def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str
             out.append(word)
             taken.add(t.i)
         consecutive = consecutive and particle
+    if not out and not strict:
+        # "turn the bathroom light *on*", "switch the lights *off* in the kitchen": on/off
+        # after the object, not opening a phrase of its own ("put it *on* the table")
+        for t in toks[i + 1 :]:
+            if t.lower_ in ("and", "then", "but", "or"):
+                break  # the next clause's verb (the tagger's VERB tags inside the object are not)
+            if t.lower_ in SWITCH_PARTICLES and not any(c.dep_ == "pobj" for c in t.children):
+                return [t.lower_]
     return out

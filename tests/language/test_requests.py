@@ -14,6 +14,8 @@ VERBS = [
     ("pan left 20 degrees", ["pan"]),  # "left" is a direction, not a form of "leave"
     ("I want you to land now", ["land"]),  # "want" carries the request
     ("lower the arm by five centimetres", ["lower"]),  # an imperative the tagger may read as an adjective
+    ("switch the bedroom lights off", ["switch off"]),  # on/off after the object is the verb's particle
+    ("put it on the table", ["put"]),  # ... unless it opens a phrase of its own
 ]
 
 
