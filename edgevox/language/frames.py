@@ -181,11 +181,11 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     }
     objects |= own_objects
     first = _first_sentence(description)
-    label, colon, rest = first.partition(":")
-    if colon and rest.strip() and len(label.split()) <= LABEL_WORDS:
+    label, colon, after = first.partition(":")
+    if colon and after.strip() and len(label.split()) <= LABEL_WORDS:
         # "Emergency stop: halt the wheels and brake the blade." - a label, then what it does
         objects |= {noun_lemma(w) for w in _words(label) if w not in values and len(w) > 1}
-        first = rest.strip()
+        first = after.strip()
     if first:
         doc_verbs, doc_objects, doc_reads, alternatives = _read_sentence(first, values)
         for k, v in enumerate(doc_verbs):
