@@ -55,7 +55,7 @@ from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
-from edgevox.language.terms import stem, tokenize
+from edgevox.language.terms import DIRECTIONS, stem, tokenize
 
 
 def is_statement(text: str) -> bool:
@@ -98,6 +98,9 @@ class Proposal:
     """Several calls to run in order (a compound request whose every part is sure); ``call``
     is then the first."""
 
+
+SEQUENCE_MARKERS = frozenset(("then", "next", "afterwards", "after"))
+"""A part that opens with one of these is a next step, not an afterthought."""
 
 VALUES_FIT = "no word named a tool; the directions and units said fit only this one"
 
@@ -168,7 +171,7 @@ class SchemaResolver:
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
         about, saying what waits; a part that names no tool is said to be impossible. Nothing
         runs until every part is clear."""
-        parts = self._attach_afterthoughts(self._serial_verbs([strip_conjunction(part) for part in parts]))
+        parts = self._serial_verbs(self._attach_afterthoughts(parts))
         if len(parts) == 1:
             return self._propose(parts[0])
         proposals = self._merge_same_tool([self._propose(part) for part in parts], parts)
@@ -217,11 +220,17 @@ class SchemaResolver:
     @staticmethod
     def _attach_afterthoughts(parts: list[str]) -> list[str]:
         """A part with no verb of its own continues the one before ("drive forward two metres,
-        slowly", "turn left, ninety degrees"): an afterthought, not a request."""
+        slowly", "turn left, ninety degrees"): an afterthought, not a request; after "then" it
+        is a next step with the same verb ("go to the lab first, then on to reception")."""
         out: list[str] = []
-        for text in parts:
+        for raw in parts:
+            text = strip_conjunction(raw)
+            opening = [w.lower().strip(",") for w in raw.split()[:2]]
             if out and not read_request(text).verbs:
-                out[-1] = f"{out[-1]} {text}"
+                if any(w in SEQUENCE_MARKERS for w in opening):
+                    out.append(f"{out[-1].split(' ', 1)[0]} {text}")  # "go on to reception"
+                else:
+                    out[-1] = f"{out[-1]} {text}"
             else:
                 out.append(text)
         return out
@@ -234,7 +243,8 @@ class SchemaResolver:
                 if p.call == prev.call and p.clarify is None:
                     continue  # said again ("stop, stop!")
                 merged = self._propose(f"{prev_text} {text}")
-                if merged.call is not None and merged.call[0] == p.call[0]:
+                clash = any(k in prev.call[1] and prev.call[1][k] != v for k, v in p.call[1].items())
+                if merged.call is not None and merged.call[0] == p.call[0] and not clash:
                     out[-1] = (merged, f"{prev_text} {text}")
                     continue
             out.append((p, text))
@@ -250,13 +260,15 @@ class SchemaResolver:
     def _propose(self, text: str, *, query_only: bool = False) -> Proposal:
         tokens = tokenize(text)
         request = read_request(text)
-        # "go back to the dock": a return, not a direction (see RequestFrame.directions)
-        stems = [stem(w) for w, _, _ in tokens if w != "back" or stem(w) in {stem(d) for d in request.directions}]
+        # "go back to the dock": a return; "back *up*": the verb's particle; "right now": no
+        # direction (see RequestFrame.directions)
+        stems = [stem(w) for w, _, _ in tokens if not is_direction(w) or w in request.directions]
         scores: dict[str, float] = {}
         matches: dict[str, Match] = {}
         evidence: dict[str, float] = {}
         found: dict[str, dict[str, Any]] = {}
         in_unit: dict[str, int] = {}
+        described: dict[str, bool] = {}
         value_hits: dict[str, int] = {}
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
@@ -272,7 +284,7 @@ class SchemaResolver:
             if (
                 entry.query
                 and not query_only
-                and request.has_verb
+                and request.verbs
                 and not (m.own_verb and (m.verb_exact or m.verb >= SYNONYM))
             ):
                 continue  # a command asks for an action: a reading tool only when its own verb names it ("fill jar two" is no "list which jars are filled")
@@ -291,6 +303,7 @@ class SchemaResolver:
             scores[name] = m.trigger + ev + (0.5 if complete else 0.0)
             found[name], missing[name], problems[name] = ex.found, ex.missing, ex.problems
             in_unit[name] = ex.unit_hits
+            described[name] = bool(ex.described & set(ex.found))
             value_hits[name] = ex.hits
 
         def is_named(n: str) -> bool:
@@ -367,7 +380,16 @@ class SchemaResolver:
         values_fit = (
             m.verb >= NEAR and in_unit[best] > 0 and self._only_fit(list(matches), request, in_unit, value_hits) == best
         )
-        if not values_fit and not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found)):
+        # "shut down every thruster": a verb of this tool, but an object only another tool has
+        elsewhere = m.objects == 0 and any(matches[n].objects >= OTHER_OBJECT * 0.75 for n in matches if n != best)
+        # "go over to my desk": a value named only by the docstring's words for it is confirmed
+        if (
+            elsewhere
+            or described[best]
+            or (
+                not values_fit and not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found))
+            )
+        ):
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
@@ -557,14 +579,17 @@ def _other_particle(request: RequestFrame, frame: ToolFrame) -> bool:
 
 def _takes_directions(frame: ToolFrame, request: RequestFrame) -> bool:
     """Every direction the request says is one the tool's parameters take or its docstring
-    says ("Drive straight forward."). "Up" and "down" also mean more and less of any scale
-    ("crank the volume up"), and a direction said as the verb ("*back* up") is its motion:
-    neither rules a tool out."""
-    verbs = {v.verb for v in request.verbs} | {v.particle for v in request.verbs if v.verb in request.directions}
-    said = {stem(d) for d in request.directions if d not in ("up", "down") and d not in verbs}
-    return said <= frame.directions or said <= frame.directions | {
-        stem(w) for w, _, _ in tokenize(frame.description) if is_direction(w)
-    }
+    says ("Drive straight forward or backward": also "back", a word of the same direction).
+    "Up" and "down" also mean more and less of any scale ("crank the volume up"): they rule
+    no tool out."""
+    said = {stem(d) for d in request.directions if d not in ("up", "down")}
+    described = {stem(w) for w, _, _ in tokenize(frame.description) if is_direction(w)}
+    understood = set(frame.directions) | described
+    for pair in DIRECTIONS:
+        for group in pair:
+            if group & described:
+                understood |= group
+    return said <= understood
 
 
 def _hedge(clause: Any) -> bool:

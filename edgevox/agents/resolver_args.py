@@ -104,6 +104,9 @@ class Extraction:
     """Argument -> why the value said for it is not used (unit, bounds, range, direction)."""
     shared_hits: int = 0
     """Enum parameters a word of several values names ("the aisle" of aisle A, B and C)."""
+    described: set[str] = field(default_factory=set)
+    """Choices whose value only the docstring's words for it named ("the front desk" for
+    reception): the user may mean something else by them."""
     unit_hits: int = 0
     """Numbers said in the unit of a parameter ("five hundred *degrees*" of an angle), usable
     or not: evidence of the tool that measures in it."""
@@ -125,6 +128,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     found: dict[str, Any] = {}
     problems: dict[str, str] = {}
     hits = unit_hits = shared_hits = 0
+    described: set[str] = set()
     # Enums and booleans first: they are unambiguous words.
     for pname, prop in props.items():
         values = enum_values(prop)
@@ -133,6 +137,8 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
             pf = index.frame.param(pname)
             if value is None and pf is not None and pf.value_words:
                 value = _match_value_words(pf.value_words, stems)
+                if value is not None and not (pf.value_words[value] & set(stems) & DIRECTION_STEMS):
+                    described.add(pname)  # a thing its docstring says it is ("the front desk"), not a direction
             if value is not None and _longer_value_hinted(values, value, stems):
                 value = None  # "open the claw *halfway*": "open" or "half_open"? asked
                 shared_hits += 1
@@ -222,7 +228,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
     missing = [r for r in t.required if r not in found]
-    return Extraction(found, missing, hits, problems, unit_hits=unit_hits, shared_hits=shared_hits)
+    return Extraction(found, missing, hits, problems, unit_hits=unit_hits, shared_hits=shared_hits, described=described)
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:
@@ -306,6 +312,9 @@ def _shared_word(values: list[Any], stems: list[str]) -> bool:
     return any(counts.get(w, 0) >= 2 and not w.isdigit() and len(w) > 1 for w in stems)
 
 
+DIRECTION_STEMS = frozenset(w for pair in DIRECTIONS for group in pair for w in group)
+
+
 def _match_value_words(value_words: Any, stems: list[str]) -> Any:
     """The one enum value whose docstring words the request says ("lower the hand" -> z, when
     "z is up"); none when words of several values are said."""
@@ -334,14 +343,16 @@ def _match_direction(values: list[Any], stems: list[str]) -> Any:
 def _match_enum_words(values: list[Any], stems: list[str]) -> Any:
     """Whole phrase first (longest), else a word unique to one value."""
     text_stems = " " + " ".join(stems) + " "
-    best = None
-    best_len = 0
-    for v in values:
-        vs = [stem(w) for w, _, _ in tokenize(str(v))]
-        if vs and f" {' '.join(vs)} " in text_stems and len(vs) > best_len:
-            best, best_len = v, len(vs)
-    if best is not None:
-        return best
+    said = [
+        v for v in values if (vs := [stem(w) for w, _, _ in tokenize(str(v))]) and f" {' '.join(vs)} " in text_stems
+    ]
+    phrase = {v: " ".join(stem(w) for w, _, _ in tokenize(str(v))) for v in said}
+    # a value inside a longer one said ("room" in "living room") is not said of its own
+    whole = [v for v in said if not any(u != v and f" {phrase[v]} " in f" {phrase[u]} " for u in said)]
+    if len(whole) > 1:
+        return None  # "vacuum and mop": two values for one choice, which is asked
+    if whole:
+        return whole[0]
     # A word names a value only if no other value has it, also inside a compound:
     # "room" belongs to "living room", "bedroom" and "bathroom", so "my room" names none.
     raw = [[w for w, _, _ in tokenize(str(v))] for v in values]

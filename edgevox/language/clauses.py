@@ -311,6 +311,9 @@ def classify_clause(text: str) -> Clause:
     if ws[0] in WH_WORDS:
         if ws[-1] in ABOUT_ENDINGS or has_seq(ws[-2:], ("used", "for")):
             return Clause(text, "question", "asks what something is or does", may_query=False)
+        if "should" in ws[1:4] or "ought" in ws[1:4]:
+            # "how tall should grass be", "what should I do": advice, not the robot's state
+            return Clause(text, "question", "asks for advice", may_query=False)
         if ws[0] == "how" and ws[1:2] and ws[1] in PROCEDURE_AUXILIARIES and ws[2:3] and ws[2] in GENERIC_SUBJECTS:
             # "how do you empty the bin": how a thing is done, not the robot's state
             return Clause(text, "question", "asks how something is done", may_query=False)

@@ -137,6 +137,9 @@ def _decimal_point_at(tokens: list[str], k: int) -> bool:
     return (nxt in UNITS and UNITS[nxt] < 10) or nxt == ZERO_DIGIT or bool(re.fullmatch(r"\d", nxt))
 
 
+METRE_WORDS = frozenset("metre metres meter meters".split())
+
+
 def find_numbers(tokens: list[str]) -> list[NumberSpan]:
     """All numbers in ``tokens`` (lower-case words; digits like ``2.5`` as one token)."""
     spans: list[NumberSpan] = []
@@ -203,6 +206,13 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         # "a metre and a half", "two hours and a quarter": the fraction follows the unit; the
         # span ends before the unit, which is read after it as usual
         resume = end
+        if end + 1 < n and tokens[end] in METRE_WORDS:
+            # "one metre twenty": centimetres after the metres, when nothing measures them
+            cm = _integer_words(tokens, end + 1)
+            if cm is not None and cm[0] < 100 and (cm[1] >= n or _unit_word(tokens[cm[1]]) is None):
+                if cm[1] >= n or tokens[cm[1]] not in ("times", "time"):
+                    value += cm[0] / 100
+                    resume = cm[1]
         if (
             end + 3 < n
             and _unit_word(tokens[end]) is not None

@@ -69,8 +69,13 @@ class RequestFrame:
         return frozenset(
             w
             for i, w in enumerate(self.words)
-            if is_direction(w) and not self.returning_at(i) and not self._intensifier(i)
+            if is_direction(w) and not self.returning_at(i) and not self._intensifier(i) and not self._verb_particle(i)
         )
+
+    def _verb_particle(self, i: int) -> bool:
+        """ "back *up*": the particle of a direction said as the verb is part of that verb."""
+        prev = self.words[i - 1] if i else ""
+        return any(v.verb == prev and v.particle == self.words[i] and is_direction(prev) for v in self.verbs)
 
     def _intensifier(self, i: int) -> bool:
         """ "*right* now", "*right* there": "right" before an adverb of time or place stresses it."""

@@ -67,7 +67,7 @@ def content_stems(text: str) -> list[str]:
 DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(stem(w) for w in a.split()), frozenset(stem(w) for w in b.split()))
     for a, b in (
-        ("down downward lower descend drop", "up upward raise lift higher ascend"),
+        ("down downward lower descend drop", "up upward raise lift higher ascend rise climb"),
         ("back backward reverse retreat behind", "forward ahead advance front"),
         ("left", "right"),
         ("counterclockwise anticlockwise", "clockwise"),

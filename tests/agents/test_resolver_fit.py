@@ -445,3 +445,72 @@ def test_a_summary_that_opens_with_a_label_and_a_colon_is_read_after_the_colon()
 
     p = SchemaResolver([all_stop, pan]).propose("cut the thrusters")
     assert p.call == ("all_stop", {}) and p.sure and p.clarify is None  # its own verb, said as it is
+
+
+# -- rules found by the held-out halves (each failure was a wrong action) -------------------
+
+
+def test_two_values_for_one_choice_are_asked_not_one_picked():
+    p = VACUUM.propose("clean the kitchen and the bedroom")
+    assert p.call is None or "room" not in p.call[1] or p.clarify  # never one of the two, silently
+
+
+def test_a_verbless_part_after_then_is_a_next_step_with_the_same_verb():
+    @tool
+    def go_to(destination: Literal["lab", "reception"]) -> str:
+        """Go to a named place."""
+        return "ok"
+
+    p = SchemaResolver([go_to, pan]).propose("go to the lab first, then on to reception")
+    assert p.plan == [("go_to", {"destination": "lab"}), ("go_to", {"destination": "reception"})]
+
+
+def test_a_value_named_only_by_its_docstring_description_is_confirmed():
+    @tool
+    def go_to_room(room: Literal["reception", "lab"]) -> str:
+        """Drive to a room.
+
+        Args:
+            room: reception is the front desk by the entrance.
+        """
+        return "ok"
+
+    p = SchemaResolver([go_to_room, pan]).propose("go over to my desk")
+    assert p.call == ("go_to_room", {"room": "reception"}) and p.clarify.startswith("Did you mean")
+
+
+def test_metres_then_a_number_are_metres_and_centimetres():
+    from edgevox.language.numbers import find_numbers
+
+    assert [n.value for n in find_numbers("to one metre twenty".split())] == [pytest.approx(1.2)]
+    assert [n.value for n in find_numbers("drive two metres twenty times".split())] == [2, 20]
+
+
+def test_a_question_asking_what_should_be_done_is_advice_not_state():
+    from edgevox.language.intent import analyze
+
+    intent = analyze("how tall should grass be kept in summer?")
+    assert intent.kind == "question" and not intent.may_query
+
+
+def test_the_particle_of_back_up_is_no_direction_of_its_own():
+    from edgevox.language.requests import read_request
+
+    assert read_request("back up 2 metres").directions == frozenset({"back"})
+    p = DRONE.propose("back up 2 metres")  # "up" would have made the altitude a candidate
+    assert p.call == ("fly", {"direction": "backward", "distance": 2}) and p.sure and p.clarify is None
+
+
+def test_an_object_only_another_tool_has_makes_the_verb_unsure():
+    @tool
+    def operate_claw(position: Literal["open", "closed"]) -> str:
+        """Open or close the manipulator claw."""
+        return "ok"
+
+    @tool
+    def all_stop() -> str:
+        """Emergency all stop: cut power to every thruster and hold position."""
+        return "ok"
+
+    p = SchemaResolver([operate_claw, all_stop]).propose("shut down every thruster right now")
+    assert p.clarify is not None  # "shut down" ~ close, but the thrusters are not the claw's
