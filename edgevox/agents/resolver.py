@@ -243,7 +243,8 @@ class SchemaResolver:
                 if p.call == prev.call and p.clarify is None:
                     continue  # said again ("stop, stop!")
                 merged = self._propose(f"{prev_text} {text}")
-                clash = any(k in prev.call[1] and prev.call[1][k] != v for k, v in p.call[1].items())
+                before = prev.call[1] if prev.call is not None else {}
+                clash = any(k in before and before[k] != v for k, v in p.call[1].items())  # two lab/reception
                 if merged.call is not None and merged.call[0] == p.call[0] and not clash:
                     out[-1] = (merged, f"{prev_text} {text}")
                     continue
