@@ -136,8 +136,11 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     from edgevox.errors import ConfigError
     from edgevox.runtime.context import AgentContext
 
+    from edgevox.language import warm_up
+
     overrides = tuple(getattr(args, "overrides", ()) or ())
     stop = stop_check(args.config, overrides)
+    warm_up()  # as App.start does: no decision pays for loading the parser and WordNet
     everything: list[CaseOutcome] = []
     timings: list[tuple[str, float]] = []
     loaded: LLM | None = None  # one engine for every set of the run
