@@ -289,6 +289,8 @@ class SchemaResolver:
                 and not (m.own_verb and (m.verb_exact or m.verb >= SYNONYM))
             ):
                 continue  # a command asks for an action: a reading tool only when its own verb names it ("fill jar two" is no "list which jars are filled")
+            if entry.query and not query_only and request.verbs and request.nouns and m.objects == 0:
+                continue  # "tell me a joke": its verb, but not what it reports
             if takers and name not in takers:
                 continue  # "swing it over to the right, twenty degrees": not a tool that cannot go right
             # Argument evidence ranks tools a verb or an object named; it never selects one.

@@ -134,9 +134,8 @@ def run_eval_tools(args: argparse.Namespace) -> int:
     from edgevox.agents.evaluation import evaluate_agent, load_cases
     from edgevox.agents.llm_agent import LLMAgent
     from edgevox.errors import ConfigError
-    from edgevox.runtime.context import AgentContext
-
     from edgevox.language import warm_up
+    from edgevox.runtime.context import AgentContext
 
     overrides = tuple(getattr(args, "overrides", ()) or ())
     stop = stop_check(args.config, overrides)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import re
 
 _NUM = r"(-?\d+(?:\.\d+)?)"
+_FIRST_UNIT = r"(?:\s*(?!(?:and|or|to)\b)[a-z%\u00b0/]{1,12})?"
+"""A unit after the first number of a range ("from 5 ml to 200 ml", "between 10 cm and 50 cm")."""
 _DOC_RANGES = (
-    re.compile(rf"\bbetween\s+{_NUM}\s+and\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
-    re.compile(rf"(?:^|(?<=[\s,;:(]))(?:from\s+)?{_NUM}\s+to\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
+    re.compile(rf"\bbetween\s+{_NUM}{_FIRST_UNIT}\s+and\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
+    re.compile(rf"(?:^|(?<=[\s,;:(]))(?:from\s+)?{_NUM}{_FIRST_UNIT}\s+to\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\(\s*{_NUM}\s*(?:-|\u2013|\.\.)\s*{_NUM}\s*[a-z%\u00b0/]*\s*\)", re.IGNORECASE),
 )
 """Ranges read from a parameter's docstring: "-5 to 5", "from 0 to 10", "between 0 and 100",

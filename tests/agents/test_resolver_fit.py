@@ -514,3 +514,14 @@ def test_an_object_only_another_tool_has_makes_the_verb_unsure():
 
     p = SchemaResolver([operate_claw, all_stop]).propose("shut down every thruster right now")
     assert p.clarify is not None  # "shut down" ~ close, but the thrusters are not the claw's
+
+
+def test_a_reading_tool_named_by_its_verb_reads_only_what_it_reports():
+    @tool
+    def get_arm_status() -> str:
+        """Tell what the arm is holding and its gripper height."""
+        return "ok"
+
+    r = SchemaResolver([get_arm_status, pan])
+    assert r.propose("tell me a joke about a bartender").call is None  # a joke is not what it reports
+    assert r.propose("tell me what the arm is holding").call == ("get_arm_status", {})

@@ -12,6 +12,7 @@ ROWS = [
     ("(0-100 %)", {"minimum": 0, "maximum": 100}),
     ("how far to go, in metres (at most 20).", {"maximum": 20}),
     ("Moves are limited to 50 m at a time.", {"maximum": 50}),  # "limited to": a maximum
+    ("anything from 5 ml to 200 ml per pour.", {"minimum": 5, "maximum": 200}),  # a unit on both ends
     ("30 at most", {"maximum": 30}),
     ("up to 10 minutes", {"maximum": 10}),
     ("at least 1 and at most 5", {"minimum": 1, "maximum": 5}),
