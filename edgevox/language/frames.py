@@ -33,23 +33,20 @@ from typing import Any
 
 from edgevox.language.bounds import docstring_bounds
 from edgevox.language.nlp import parse
+from edgevox.language.phrasal import PARTICLES, PREPOSITIONS, verb_particles
 from edgevox.language.terms import (
     DIRECTIONS,
     SignRule,
     bool_rule,
-    content_stems,
     is_direction,
     sign_rule,
     stem,
     tokenize,
 )
-from edgevox.language.units import Unit, parameter_unit, unit
-from edgevox.language.words import can_be_base_verb, lemmas
+from edgevox.language.units import Unit, parameter_unit
+from edgevox.language.value_words import number_words, value_words
+from edgevox.language.words import can_be_base_verb
 
-PARTICLES = frozenset("up down off on out in back over away around about through".split())
-"""Adverb particles of English phrasal verbs ("take off", "back up", "turn on")."""
-PREPOSITIONS = frozenset("to at for of from with into onto by via in on".split())
-"""Prepositions in a tool name (``go_to``, ``look_at``): grammar, not objects."""
 READING_VERBS = frozenset("get read report check query list show measure count describe is has".split())
 """Verbs that name a tool which only reads the world ("get_battery", "Report the position")."""
 QUESTION_WORDS = frozenset("where what which how when who".split())
@@ -283,51 +280,10 @@ def _param(
         "default" in prop,
         prop.get("default"),
         bool_rule(desc) if kind == "boolean" else None,
-        _value_words(enum_values(prop), f"{function_text}. {desc}")
+        value_words(enum_values(prop), f"{function_text}. {desc}")
         if kind not in NUMERIC
-        else _number_words(f"{function_text}. {desc}"),
+        else number_words(f"{function_text}. {desc}"),
     )
-
-
-def _number_words(text: str) -> dict[Any, frozenset[str]]:
-    """Verbs a docstring gives a number ("0 mutes the speaker": mute is 0), as stems: a
-    number followed by a verb that takes an object."""
-    out: dict[Any, set[str]] = {}
-    for number, verb, nxt in re.findall(r"(?<![\w.-])(-?\d+(?:\.\d+)?)\s+([a-z]+)\s+([a-z]+)", text.lower()):
-        if not verb.endswith("s") or unit(verb) is not None or nxt not in OBJECT_OPENERS:
-            continue
-        if not any(lemma != verb for lemma in lemmas(verb).get("VERB", ())):
-            continue  # "3 passes": a plural noun, not a verb
-        value = float(number) if "." in number else int(number)
-        out.setdefault(value, set()).add(stem(verb))
-    return {k: frozenset(v) for k, v in out.items()}
-
-
-OBJECT_OPENERS = frozenset("the a an it its everything all them".split())
-
-
-def _value_texts(value: str, text: str) -> list[str]:
-    pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])\s*(?:is|=|means|:|-|\()\s*([^,;.)]+)"
-    return [m.group(1) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
-
-
-def _value_words(values: list[Any], text: str) -> dict[Any, frozenset[str]]:
-    """What the docstring says each enum value is: "x is toward the front edge", "z (up/down)",
-    "slow: indoors". A direction word also gives its opposite (one axis, two ways)."""
-    out: dict[Any, frozenset[str]] = {}
-    for v in values:
-        if not isinstance(v, str) or not v.strip():
-            continue
-        found: set[str] = set()
-        for said in _value_texts(v, text):
-            found |= set(content_stems(said)) | {stem(w) for w, _, _ in tokenize(said) if is_direction(w)}
-        adverbs = {stem(w) for w, _, _ in tokenize(" ".join(_value_texts(v, text))) if is_direction(w)}
-        for a, b in DIRECTIONS[:5]:
-            if adverbs & (a | b):  # "z is up" (not "the charger by the lifts")
-                found |= a | b
-        if found:
-            out[v] = frozenset(found)
-    return out
 
 
 def _numeric_member(prop: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -422,49 +378,3 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
             objects.add(t.lemma_.lower())
     opening_reads = bool(toks) and toks[0].lower_ in READING_VERBS | {"returns", "reports", "reads", "gets"}
     return verbs, objects, opening_reads, alternatives
-
-
-SWITCH_PARTICLES = frozenset(("on", "off"))
-"""Particles that say what a switch does: "on or off" after a verb are its particles."""
-
-
-def verb_particles(toks: list[Any], i: int, *, strict: bool = False) -> list[str]:
-    """Particles of the verb at ``toks[i]``: the particle words right after it ("come *on*
-    *back*", "turn *on* the lights"), those the parser attaches to it ("turn the lights
-    *off*"), and particles coordinated with those ("switch the lights *on* or *off*").
-
-    ``strict`` (docstrings): a particle word that opens a prepositional phrase is a
-    preposition ("Turn *on* the spot"), unless the parser attached it as a particle."""
-    verb = toks[i]
-    out: list[str] = []
-    taken: set[int] = set()
-    consecutive = True
-    if strict:  # "Turn the camera *on or off*", "Switch or turn the lights ... *on or off*"
-        rest = [t.lower_ for t in toks[i + 1 :]]
-        for k in range(len(rest) - 2):
-            if rest[k] in SWITCH_PARTICLES and rest[k + 1] == "or" and rest[k + 2] in SWITCH_PARTICLES:
-                return [rest[k], rest[k + 2]]
-    window = toks[i + 1 : i + 8]
-    for t in window:
-        if t.pos_ == "VERB":
-            break
-        word = t.lower_
-        particle = word in PARTICLES
-        attached = t.dep_ == "prt" and t.head.i == verb.i or (t.dep_ == "advmod" and t.head.i == verb.i)
-        coordinated = t.dep_ == "conj" and t.head.i in taken
-        if strict and t.dep_ == "prep":
-            consecutive = False
-            continue
-        if particle and (consecutive or attached or coordinated):
-            out.append(word)
-            taken.add(t.i)
-        consecutive = consecutive and particle
-    if not out and not strict:
-        # "turn the bathroom light *on*", "switch the lights *off* in the kitchen": on/off
-        # after the object, not opening a phrase of its own ("put it *on* the table")
-        for t in toks[i + 1 :]:
-            if t.lower_ in ("and", "then", "but", "or"):
-                break  # the next clause's verb (the tagger's VERB tags inside the object are not)
-            if t.lower_ in SWITCH_PARTICLES and not any(c.dep_ == "pobj" for c in t.children):
-                return [t.lower_]
-    return out

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edgevox.language.frames import PARTICLES, PREPOSITIONS, Phrase, ToolFrame, noun_lemma
+from edgevox.language.frames import Phrase, ToolFrame, noun_lemma
 from edgevox.language.lexicon import Relation, nominalizations, relation
+from edgevox.language.phrasal import PARTICLES, PREPOSITIONS
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
 from edgevox.language.terms import stem
 

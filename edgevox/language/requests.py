@@ -20,9 +20,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from edgevox.language.frames import PARTICLES, WH_ATTRIBUTES, Phrase, noun_lemma, verb_particles
+from edgevox.language.frames import WH_ATTRIBUTES, Phrase, noun_lemma
 from edgevox.language.lexicon import attribute_nouns, base_form, known
 from edgevox.language.nlp import parse
+from edgevox.language.phrasal import PARTICLES, verb_particles
 from edgevox.language.terms import is_direction
 from edgevox.language.units import unit
 from edgevox.language.words import WANT_VERBS, WISH_VERBS, can_be_base_verb
