@@ -282,11 +282,13 @@ def test_hostile_messages_from_another_process_are_refused_counted_and_answered(
         # The flood is sent after the attacks; the bridge may still be taking it from its reader
         # queue when the attacks are counted: wait for it too (the assertion is unchanged).
         assert c.wait_for(
-            lambda v: v["oversized"] >= 1
-            and v["too_deep"] >= 1
-            and v["invalid"] >= 5
-            and v["unknown_goal"] == 1
-            and v["rate_limited"] >= 1,  # 800 interrupts at ~400/s, 5 per second allowed
+            lambda v: (
+                v["oversized"] >= 1
+                and v["too_deep"] >= 1
+                and v["invalid"] >= 5
+                and v["unknown_goal"] == 1
+                and v["rate_limited"] >= 1
+            ),  # 800 interrupts at ~400/s, 5 per second allowed
             30,
         ), c
         assert len(interrupts) <= 5 + 5 * (time.monotonic() - started) + 1
