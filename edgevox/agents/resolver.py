@@ -55,7 +55,8 @@ from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
-from edgevox.language.terms import DIRECTIONS, stem, tokenize
+from edgevox.language.terms import stem, tokenize
+from edgevox.language.words import WH_WORDS
 
 
 def is_statement(text: str) -> bool:
@@ -345,11 +346,9 @@ class SchemaResolver:
             # "slide over to the right three metres": an unknown verb of motion, and values only
             # one tool takes. Ask: the verb did not name it.
             entry, call = self._entry(fit), (fit, found[fit])
-            for pname, why in problems[fit].items():
-                missing[fit] = [*missing[fit], pname] if pname not in missing[fit] else missing[fit]
-                return proposal(call, True, [fit], f"{pname}: {why}", self.question(entry, pname, why))
-            if missing[fit]:
-                return proposal(call, True, [fit], f"missing {missing[fit]}", self.question(entry, missing[fit][0]))
+            asked = self._value_question(entry, missing, problems)
+            if asked is not None:
+                return proposal(call, True, [fit], *asked)
             return proposal(call, True, [fit], VALUES_FIT, f"Did you mean {self.describe(fit, found[fit])}?")
         best = named[0]
         m = matches[best]
@@ -369,13 +368,9 @@ class SchemaResolver:
         reason = m.how or "named"
         if len(named) > 1 and scores[best] - scores[named[1]] < self.margin:
             return proposal(call, False, candidates, f"close second: {named[1]} ({reason})")
-        for pname, why in problems[best].items():
-            # the value said is unusable: the answer to the question replaces it
-            missing[best] = [*missing[best], pname] if pname not in missing[best] else missing[best]
-            return proposal(call, True, candidates, f"{pname}: {why}", self.question(entry, pname, why))
-        unfillable = [p for p in missing[best] if not is_string(entry.tool, p)]
-        if unfillable:
-            return proposal(call, True, candidates, f"missing {unfillable}", self.question(entry, unfillable[0]))
+        asked = self._value_question(entry, missing, problems, strings_too=False)
+        if asked is not None:
+            return proposal(call, True, candidates, *asked)
         if missing[best]:
             return proposal(call, False, candidates, f"missing {missing[best]}")
         # A verb near the tool's ("turn" for ``rotate``) with a direction and a number in a unit
@@ -396,6 +391,27 @@ class SchemaResolver:
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
+
+    def _value_question(
+        self,
+        entry: ToolIndex,
+        missing: dict[str, list[str]],
+        problems: dict[str, dict[str, str]],
+        *,
+        strings_too: bool = True,
+    ) -> tuple[str, str] | None:
+        """(reason, question) for the first value of ``entry``'s tool that was said unusably (the
+        answer replaces it, so it is added to ``missing``) or not said; None when all are there.
+        ``strings_too=False``: a missing free string is left to the LLM to cut from the words."""
+        name = entry.tool.name
+        for pname, why in problems[name].items():
+            if pname not in missing[name]:
+                missing[name] = [*missing[name], pname]
+            return f"{pname}: {why}", self.question(entry, pname, why)
+        unfillable = [p for p in missing[name] if strings_too or not is_string(entry.tool, p)]
+        if unfillable:
+            return f"missing {unfillable}", self.question(entry, unfillable[0])
+        return None
 
     def _bare_verb(self, request: RequestFrame, matches: dict[str, Match]) -> Proposal | None:
         """A command that is a verb alone ("turn", "go") asks for an action whose details are
@@ -581,33 +597,19 @@ def _other_particle(request: RequestFrame, frame: ToolFrame) -> bool:
 
 
 def _takes_directions(frame: ToolFrame, request: RequestFrame) -> bool:
-    """Every direction the request says is one the tool's parameters take or its docstring
-    says ("Drive straight forward or backward": also "back", a word of the same direction).
-    "Up" and "down" also mean more and less of any scale ("crank the volume up"): they rule
-    no tool out."""
-    said = {stem(d) for d in request.directions if d not in ("up", "down")}
-    described = {stem(w) for w, _, _ in tokenize(frame.description) if is_direction(w)}
-    understood = set(frame.directions) | described
-    for pair in DIRECTIONS:
-        for group in pair:
-            if group & described:
-                understood |= group
-    return said <= understood
+    """Every direction the request says is one the tool understands (its parameters or its
+    docstring: ``ToolFrame.understood_directions``). "Up" and "down" also mean more and less of
+    any scale ("crank the volume up"): they rule no tool out."""
+    return {stem(d) for d in request.directions if d not in ("up", "down")} <= frame.understood_directions
 
 
 def _hedge(clause: Any) -> bool:
     """A verbless question after a command hedges its value ("turn right a bit, like twenty
-    degrees?"): part of the command, not a question of its own."""
-    return (
-        clause.kind == "question"
-        and clause.elliptical
-        or (
-            clause.kind == "question" and not read_request(clause.text).verbs and not clause.text.lower().startswith(WH)
-        )
-    )
-
-
-WH = ("what", "which", "who", "where", "when", "why", "how")
+    degrees?"): part of the command, not a question of its own (a wh-question is one)."""
+    if clause.kind != "question":
+        return False
+    opening = clause.text.lower().split()[:1]
+    return clause.elliptical or (not read_request(clause.text).verbs and not (opening and opening[0] in WH_WORDS))
 
 
 def spoken_name(tool_name: str) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
-from edgevox.language.requests import INTENSIFIED, object_phrase
+from edgevox.language.requests import intensifier, object_phrase
 from edgevox.language.terms import (
+    DIRECTION_STEMS,
     DIRECTIONS,
     FALSE_WORDS,
     FUNCTION_WORDS,
@@ -118,10 +119,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     t = index.tool
     words = [w for w, _, _ in tokens]
     # "hold it *right* there", "right now": "right" stresses the adverb after it, no direction
-    stems = [
-        "" if w == "right" and k + 1 < len(words) and words[k + 1] in INTENSIFIED else stem(w)
-        for k, w in enumerate(words)
-    ]
+    stems = ["" if intensifier(words, k) else stem(w) for k, w in enumerate(words)]
     numbers = find_numbers(words)
     used_numbers: set[int] = set()
     props = t.parameters.get("properties", {})
@@ -310,9 +308,6 @@ def _shared_word(values: list[Any], stems: list[str]) -> bool:
         for w in {stem(w) for w, _, _ in tokenize(str(v))}:
             counts[w] = counts.get(w, 0) + 1
     return any(counts.get(w, 0) >= 2 and not w.isdigit() and len(w) > 1 for w in stems)
-
-
-DIRECTION_STEMS = frozenset(w for pair in DIRECTIONS for group in pair for w in group)
 
 
 def _match_value_words(value_words: Any, stems: list[str]) -> Any:

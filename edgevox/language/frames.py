@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from edgevox.language.bounds import docstring_bounds
@@ -121,7 +122,7 @@ class ToolFrame:
                 out |= p.signs.negative | p.signs.positive
         return frozenset(out)
 
-    @property
+    @cached_property
     def directions(self) -> frozenset[str]:
         """Stems of the directions its parameters understand (sign conventions, enum values)."""
         out: set[str] = set()
@@ -135,6 +136,18 @@ class ToolFrame:
                     out |= next((g for pair in DIRECTIONS for g in pair if said <= g), frozenset())
             for ws in p.value_words.values():
                 out |= ws
+        return frozenset(out)
+
+    @cached_property
+    def understood_directions(self) -> frozenset[str]:
+        """:attr:`directions` and those its docstring says ("Drive straight forward or backward"),
+        each with the other words of its direction ("backward": also "back")."""
+        described = {stem(w) for w, _, _ in tokenize(self.description) if is_direction(w)}
+        out = set(self.directions) | described
+        for pair in DIRECTIONS:
+            for group in pair:
+                if group & described:
+                    out |= group
         return frozenset(out)
 
     def param(self, name: str) -> ParamFrame | None:

@@ -17,6 +17,7 @@ action than "take", and "turn off" another than "turn".
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,18 +71,16 @@ class RequestFrame:
         return frozenset(
             w
             for i, w in enumerate(self.words)
-            if is_direction(w) and not self.returning_at(i) and not self._intensifier(i) and not self._verb_particle(i)
+            if is_direction(w)
+            and not self.returning_at(i)
+            and not intensifier(self.words, i)
+            and not self._verb_particle(i)
         )
 
     def _verb_particle(self, i: int) -> bool:
         """ "back *up*": the particle of a direction said as the verb is part of that verb."""
         prev = self.words[i - 1] if i else ""
         return any(v.verb == prev and v.particle == self.words[i] and is_direction(prev) for v in self.verbs)
-
-    def _intensifier(self, i: int) -> bool:
-        """ "*right* now", "*right* there": "right" before an adverb of time or place stresses it."""
-        nxt = self.words[i + 1] if i + 1 < len(self.words) else ""
-        return self.words[i] == "right" and nxt in INTENSIFIED
 
     def returning_at(self, i: int) -> bool:
         nxt = self.words[i + 1] if i + 1 < len(self.words) else ""
@@ -150,6 +149,12 @@ def read_request(text: str) -> RequestFrame:
     noun_opening = noun_opening and len({v.verb for v in verbs}) == 1
     sequence = tuple((t.lemma_.lower(), t.lower_, t.pos_ in ("DET", "NUM", "ADJ") or t.like_num) for t in toks)
     return RequestFrame(text, tuple(verbs), frozenset(nouns), words, lemmas, sequence, noun_opening)
+
+
+def intensifier(words: Sequence[str], i: int) -> bool:
+    """ "*right* now", "*right* there": "right" before an adverb of time or place stresses it;
+    it is no direction."""
+    return words[i] == "right" and i + 1 < len(words) and words[i + 1] in INTENSIFIED
 
 
 def _path_particle(toks: list, i: int, particle: str) -> bool:

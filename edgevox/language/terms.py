@@ -78,6 +78,8 @@ DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 )
 """Pairs of opposite directions (word stems), general English: a sign cue of a parameter
 widens to its group, and the opposite group is the other sign."""
+DIRECTION_STEMS = frozenset(w for pair in DIRECTIONS for group in pair for w in group)
+"""Every word stem of :data:`DIRECTIONS`."""
 _FORWARD = DIRECTIONS[1][1]
 _SPOKEN = {
     stem(w): w
@@ -176,7 +178,7 @@ def _marked_rule(description: str, marks: dict[str, str], *, first_word: bool = 
     """``first_word`` (booleans): a mark's cue is the on/off word of its piece ("True turns the
     lamp *on*", "False switches it *off*"), else the first word after it ("true to *start*
     recording"); a word cued for both values says nothing."""
-    direction_words = set().union(*(a | b for a, b in DIRECTIONS))
+    direction_words = DIRECTION_STEMS
     cues: dict[str, set[str]] = {"negativ": set(), "positiv": set()}
 
     def cue_words(piece: list[str]) -> set[str]:
