@@ -23,6 +23,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     from edgevox.cli.bench_stop import add_stop_parser
 
     add_stop_parser(bench)
+    from edgevox.cli.bench_spoken_stop import add_spoken_stop_parser
+
+    add_spoken_stop_parser(bench)
     from edgevox.cli.bench_soak import add_soak_parser
 
     add_soak_parser(bench)

@@ -373,7 +373,7 @@ class VoiceConfig(Section):
     barge_in: StrictBool = Field(
         True, description="User speech during playback stops the robot and cancels the reply (not in `half_duplex`)."
     )
-    echo_guard: Literal["half_duplex", "energy_gate", "off"] = Field(
+    echo_guard: Literal["aec", "half_duplex", "energy_gate", "off"] = Field(
         "half_duplex",
         description="How the robot avoids hearing itself: `half_duplex` ignores the microphone while speaking (stop phrases still work), `energy_gate` counts speech only when louder than the playback, `off` trusts the VAD (use with a headset).",
     )

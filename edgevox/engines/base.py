@@ -56,6 +56,15 @@ class STT(Protocol):
 
 
 @runtime_checkable
+class AlternativeHypotheses(Protocol):
+    """An STT that can list several transcripts of the same audio (beam search), best first."""
+
+    def alternatives(self, audio: np.ndarray, n: int = 5) -> list[tuple[str, float]]:
+        """Up to ``n`` (text, length-normalised log-probability) pairs, best first."""
+        ...
+
+
+@runtime_checkable
 class LLM(Protocol):
     """A chat model that streams text.
 

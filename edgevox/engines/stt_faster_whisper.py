@@ -269,6 +269,41 @@ class FasterWhisperSTT:
         text = collapse_list_echo(text)
         return Transcript(text=text, language=self.language, audio_duration_s=duration_s, segments=kept)
 
+    def alternatives(self, audio: np.ndarray, n: int = 5) -> list[tuple[str, float]]:
+        """Beam search with ``n`` beams over a short utterance (one window, no prompt, no
+        timestamps): up to ``n`` (text, length-normalised log-probability), best first. The
+        voice loop's stop check reads these for short utterances heard while the robot talks
+        or acts (``edgevox.voice.stop_check``); empty for audio longer than one window."""
+        samples = as_mono_float32(audio)
+        duration_s = samples.shape[0] / self.sample_rate_hz
+        window_s = self.window_s(duration_s)
+        if samples.shape[0] == 0 or window_s >= FULL_WINDOW_S or n < 1:
+            return []
+        tok = self._tokenizer
+        with self._lock:
+            try:
+                features = self._model.feature_extractor(samples)[..., :-1]
+                frames = int(round(window_s * _FRAMES_PER_S))
+                window = features[:, :frames]
+                encoded = self._model.encode(np.pad(window, ((0, 0), (0, frames - window.shape[-1]))))
+                prompt = self._model.get_prompt(tok, [], without_timestamps=True)
+                result = self._model.model.generate(
+                    encoded,
+                    [prompt],
+                    beam_size=n,
+                    num_hypotheses=n,
+                    max_length=min(self._model.max_length, len(prompt) + _MIN_TOKENS + int(_TOKENS_PER_S * duration_s)),
+                    return_scores=True,
+                    suppress_blank=True,
+                    suppress_tokens=self._suppress_tokens,
+                )[0]
+            except Exception as exc:  # noqa: BLE001 - surface as an engine error with context
+                raise EngineError(f"faster-whisper beam search failed on {duration_s:.2f} s of audio: {exc}") from exc
+        return [
+            (tok.decode(ids).strip(), float(score))
+            for ids, score in zip(result.sequences_ids, result.scores, strict=True)
+        ]
+
     def _is_no_speech(self, segment: dict[str, Any]) -> bool:
         return segment["no_speech_prob"] > self.no_speech_threshold and segment["avg_logprob"] < self.log_prob_threshold
 

@@ -2,7 +2,8 @@
 
 :class:`Capture` reads blocks from ``AudioIn`` (the device callback lives inside the
 adapter and only copies frames into a queue), resamples them to the VAD rate, cuts them
-into frames, applies the echo guard (:mod:`edgevox.voice.echo`) and feeds the
+into frames, cancels the robot's echo (:mod:`edgevox.voice.aec`) or applies the echo guard
+(:mod:`edgevox.voice.echo`) and feeds the
 :class:`~edgevox.voice.segmenter.Segmenter`. What the segmenter reports becomes:
 
 * ``SegmentStart`` - a new turn id, ``SpeechStarted``, and a barge-in when the reply is
@@ -36,6 +37,7 @@ from edgevox.engines.base import VAD, AudioIn, AudioOut
 from edgevox.engines.resample import Resampler
 from edgevox.errors import AudioDeviceError
 from edgevox.runtime.events import ErrorEvent
+from edgevox.voice.aec import EchoCanceller
 from edgevox.voice.echo import MAX_ECHO_DELAY_MS, EchoDelay, rms
 from edgevox.voice.endpoint import classify_ending
 from edgevox.voice.events import AudioDevice, EchoDelayMeasured, InputEnded, SpeechEnded, SpeechStarted
@@ -91,6 +93,8 @@ class Capture:
         self._something_running = something_running
         self.echo_delay = EchoDelay(speaker.reference, settings.segmenter.frame_ms)
         """The echo path's measured delay (:mod:`edgevox.voice.echo`); the capture thread updates it."""
+        self.aec = EchoCanceller(speaker.reference, vad.sample_rate_hz) if settings.echo_guard == "aec" else None
+        """The echo canceller (``echo_guard: aec``, :mod:`edgevox.voice.aec`); the capture thread runs it."""
 
     def run(self) -> None:
         """Capture thread: read blocks, VAD, segment; barge in; reopen a lost device."""
@@ -109,6 +113,7 @@ class Capture:
         last_playing = 0.0
         utt_turn_id = 0
         utt_echo = False
+        utt_watch = False  # began while the robot talked or acted: the stop check listens twice
         utt_heard = True  # False: started asleep, dropped untranscribed (wake word)
         utt_gated = False  # started asleep: never a turn
         gate = WakeGate(self.wake, q.publish) if self.wake is not None else None
@@ -119,7 +124,7 @@ class Capture:
             except EOFError:
                 end = segmenter.flush()
                 if end is not None and utt_heard:
-                    self._end_utterance(utt_turn_id, end, utt_echo)
+                    self._end_utterance(utt_turn_id, end, utt_echo, utt_watch)
                 q.publish(InputEnded())
                 q.input_done.set()
                 return
@@ -147,13 +152,23 @@ class Capture:
                 playing = self.audio_out.playing and not (gate is not None and now_mono < gate.cue_until)
                 if speaking or playing:
                     last_playing = now_mono
-                if playing and guard != "off" and self.echo_delay.observe(self.audio_out.played_samples, rms(frame)):
+                raw_rms = rms(frame)
+                if playing and guard != "off" and self.echo_delay.observe(self.audio_out.played_samples, raw_rms):
                     self._publish_echo_delay()
+                if self.aec is not None:  # from here on the frame is the room without the robot's voice
+                    frame = self.aec.process(
+                        frame,
+                        self.audio_out.played_samples,
+                        playing=self.audio_out.playing,
+                        delay_ms=self.echo_delay.delay_ms,
+                    )
                 echo = speaking or (now_mono - last_playing) * 1000 < settings.echo_tail_ms + self._delay_ms(guard)
                 voiced = self.vad.is_speech(frame)
                 if voiced and echo and guard == "energy_gate":
                     reference = self.speaker.echo_level(settings.energy_gate_window_ms, self.echo_delay.delay_samples)
-                    voiced = rms(frame) > settings.energy_gate_ratio * reference
+                    voiced = raw_rms > settings.energy_gate_ratio * reference
+                elif voiced and echo and self.aec is not None:
+                    voiced = self.aec.heard_user(raw_rms, rms(frame))
                 if gate is not None:
                     busy = speaking or bool(q.turns) or q.current is not None or (segmenter.in_speech and not utt_gated)
                     if not gate.listening(now_mono, busy) and gate.detect(frame, frame_end) is not None:
@@ -169,6 +184,7 @@ class Capture:
                     utt_gated = gate is not None and not gate.awake
                     utt_heard = not utt_gated or (gate is not None and gate.checks_stops(self._something_running()))
                     utt_echo = (echo and guard == "half_duplex") or utt_gated
+                    utt_watch = speaking or playing or self._something_running()
                     if not utt_heard:
                         continue
                     q.publish(
@@ -189,7 +205,7 @@ class Capture:
                 elif isinstance(event, SegmentEnd):
                     q.capture_turn_id = 0
                     if utt_heard:
-                        self._end_utterance(utt_turn_id, event, utt_echo)
+                        self._end_utterance(utt_turn_id, event, utt_echo, utt_watch)
 
     def _delay_ms(self, guard: str) -> float:
         """How much longer than ``echo_tail_ms`` the echo lasts after the output ends: the measured
@@ -248,7 +264,7 @@ class Capture:
             self.q.spec_job = Utterance(turn_id, pause.audio, echo)
             self.q.cond.notify_all()
 
-    def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool) -> None:
+    def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool, watch: bool) -> None:
         q = self.q
         q.publish(
             SpeechEnded(
@@ -260,7 +276,7 @@ class Capture:
             )
         )
         with q.cond:
-            q.utterances.append(Utterance(turn_id, end.audio, echo, end.pause_samples))
+            q.utterances.append(Utterance(turn_id, end.audio, echo, end.pause_samples, watch))
             if q.spec_job is not None and q.spec_job.turn_id == turn_id:
                 # The utterance is final now: its own job (below) is what the STT thread needs.
                 # A speculation already running for it may still be used if its audio matches.

@@ -45,7 +45,7 @@ from collections import deque
 
 import numpy as np
 
-ECHO_GUARD_MODES = ("half_duplex", "energy_gate", "off")
+ECHO_GUARD_MODES = ("aec", "half_duplex", "energy_gate", "off")
 MAX_ECHO_DELAY_MS = 500
 """The longest output->input delay :class:`EchoDelay` looks for (and the gate covers before it has a measure)."""
 
@@ -57,14 +57,16 @@ def rms(frame: np.ndarray) -> float:
 
 
 class PlaybackReference:
-    """RMS of written output audio per block, indexed by absolute output sample position."""
+    """The written output audio (samples, and RMS per block), indexed by absolute output sample
+    position: the levels feed the energy gate and :class:`EchoDelay`, the samples the echo
+    canceller (:mod:`edgevox.voice.aec`)."""
 
     def __init__(self, sample_rate_hz: int, block_ms: int = 10, keep_s: float = 30.0) -> None:
         self.sample_rate_hz = sample_rate_hz
         self.block_samples = max(1, sample_rate_hz * block_ms // 1000)
         self._lock = threading.Lock()
-        # (absolute start sample, per-block RMS array)
-        self._spans: deque[tuple[int, np.ndarray]] = deque()
+        # (absolute start sample, per-block RMS array, the samples)
+        self._spans: deque[tuple[int, np.ndarray, np.ndarray]] = deque()
         self._keep_samples = int(keep_s * sample_rate_hz)
 
     def add(self, start_pos: int, samples: np.ndarray, played_pos: int) -> None:
@@ -79,23 +81,24 @@ class PlaybackReference:
             blocks = np.sqrt(np.mean(body * body, axis=1)).astype(np.float32)
             if samples.shape[0] > n:
                 blocks = np.append(blocks, np.float32(rms(samples[n:])))
+        audio = np.asarray(samples, dtype=np.float32)
         with self._lock:
-            self._spans.append((start_pos, blocks))
+            self._spans.append((start_pos, blocks, audio))
             while self._spans and self._end(self._spans[0]) < played_pos - self._keep_samples:
                 self._spans.popleft()
 
-    def _end(self, span: tuple[int, np.ndarray]) -> int:
+    def _end(self, span: tuple[int, np.ndarray, np.ndarray]) -> int:
         return span[0] + span[1].shape[0] * self.block_samples
 
     def forget_after(self, pos: int) -> None:
         """Drop references to audio after ``pos`` (it was cleared and will never play)."""
         with self._lock:
-            kept: deque[tuple[int, np.ndarray]] = deque()
-            for start, blocks in self._spans:
+            kept: deque[tuple[int, np.ndarray, np.ndarray]] = deque()
+            for start, blocks, audio in self._spans:
                 if start >= pos:
                     continue
                 keep_blocks = max(1, -(-(pos - start) // self.block_samples))
-                kept.append((start, blocks[:keep_blocks]))
+                kept.append((start, blocks[:keep_blocks], audio[: pos - start]))
             self._spans = kept
 
     def level(self, centre_pos: int, window_samples: int) -> float:
@@ -103,7 +106,7 @@ class PlaybackReference:
         lo, hi = centre_pos - window_samples, centre_pos + window_samples
         best = 0.0
         with self._lock:
-            for start, blocks in self._spans:
+            for start, blocks, _ in self._spans:
                 end = start + blocks.shape[0] * self.block_samples
                 if end <= lo or start >= hi:
                     continue
@@ -119,7 +122,7 @@ class PlaybackReference:
         first = lo // self.block_samples * self.block_samples
         out = np.zeros(max(0, -(-(hi - first) // self.block_samples)), dtype=np.float32)
         with self._lock:
-            for start, blocks in self._spans:
+            for start, blocks, _ in self._spans:
                 end = start + blocks.shape[0] * self.block_samples
                 if end <= first or start >= hi:
                     continue
@@ -129,6 +132,17 @@ class PlaybackReference:
                 if i1 > i0:
                     out[i0:i1] = blocks[i0 - offset : i1 - offset]
         return first, out
+
+    def samples(self, lo: int, hi: int) -> np.ndarray:
+        """The audio written for positions ``lo``..``hi`` (float32); positions nothing was written
+        for (silence between replies, audio cleared) are 0."""
+        out = np.zeros(max(0, hi - lo), dtype=np.float32)
+        with self._lock:
+            for start, _, audio in self._spans:
+                i0, i1 = max(lo, start), min(hi, start + audio.shape[0])
+                if i1 > i0:
+                    out[i0 - lo : i1 - lo] = audio[i0 - start : i1 - start]
+        return out
 
 
 class EchoDelay:

@@ -98,11 +98,13 @@ from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import ErrorEvent, Event
 from edgevox.runtime.lifecycle import ComponentState, SharedStop, StopReport, component_lifecycle, stop_timeout
 from edgevox.runtime.limits import wait_s
+from edgevox.voice.aec import EchoCanceller
 from edgevox.voice.capture import Capture
 from edgevox.voice.events import Stopped, TurnDone
 from edgevox.voice.queues import LoopQueues, TurnRequest
 from edgevox.voice.settings import VoiceSettings
 from edgevox.voice.speaker import Speaker
+from edgevox.voice.stop_check import StopCheck
 from edgevox.voice.stop_phrases import StopPhraseMatcher
 from edgevox.voice.transcriber import Transcriber, speakable
 from edgevox.voice.turns import BARGE_IN_REASON, CONFIRM_AGAIN_AFTER_S, STOP_REASON, Turns
@@ -166,6 +168,8 @@ class VoiceLoop:
         """Where turns, generations, tools and skills register; the safety stop cancels all of it
         (the runtime's registry when the loop runs in an App, else the loop's own)."""
         self.matcher = StopPhraseMatcher(settings.stop_phrases)
+        self.stop_check = StopCheck(self.matcher, stt)
+        """The spoken stop check (:mod:`edgevox.voice.stop_check`)."""
         self._life = component_lifecycle(f"VoiceLoop {name!r}", noun="VoiceLoop")
         self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
         self._threads: list[threading.Thread] = []
@@ -198,7 +202,7 @@ class VoiceLoop:
             self._q,
             stt,
             agent,
-            self.matcher,
+            self.stop_check,
             self._capture,
             self._turns,
             vocabulary=settings.vocabulary,
@@ -216,6 +220,11 @@ class VoiceLoop:
         """How late the microphone hears the output, as measured while the robot speaks
         (:class:`~edgevox.voice.echo.EchoDelay`); ``None`` before a measure."""
         return self._capture.echo_delay.delay_ms
+
+    @property
+    def echo_canceller(self) -> EchoCanceller | None:
+        """The echo canceller (``echo_guard: aec``, :mod:`edgevox.voice.aec`), or None."""
+        return self._capture.aec
 
     @property
     def device_reopens(self) -> int:

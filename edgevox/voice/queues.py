@@ -47,6 +47,9 @@ class Utterance:
     pause_samples: int = 0
     """Final utterance: samples of the pause whose speculative transcript may stand for it.
     Speculative job: always 0."""
+    watch: bool = False
+    """It began while the robot was talking or something it started was running: the stop
+    check listens twice (:mod:`edgevox.voice.stop_check`)."""
 
 
 @dataclass

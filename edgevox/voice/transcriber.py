@@ -29,7 +29,7 @@ from edgevox.voice.capture import Capture
 from edgevox.voice.events import SpeculativeReply, TranscriptEvent
 from edgevox.voice.queues import LoopQueues, SpeculativeTranscript, TurnRequest, Utterance
 from edgevox.voice.speechtext import clean_for_speech
-from edgevox.voice.stop_phrases import StopPhraseMatcher
+from edgevox.voice.stop_check import StopCheck
 from edgevox.voice.turns import Turns
 from edgevox.voice.vocabulary import vocabulary_for
 
@@ -56,7 +56,7 @@ class Transcriber:
         queues: LoopQueues,
         stt: STT,
         agent: Agent,
-        matcher: StopPhraseMatcher,
+        stop_check: StopCheck,
         capture: Capture,
         turns: Turns,
         *,
@@ -67,12 +67,15 @@ class Transcriber:
         self.q = queues
         self.stt = stt
         self.agent = agent
-        self.matcher = matcher
+        self.stop_check = stop_check
+        self.matcher = stop_check.matcher
         self.capture = capture
         self.turns = turns
         self.vocabulary = vocabulary
         self.speculative_reply = speculative_reply
         self._report_error = report_error
+        self._stopped_turn = 0
+        """The utterance a pause's transcript already stopped for (:meth:`_early_stop`)."""
 
     def run(self) -> None:
         """STT thread: transcribe utterances in order (speculations when idle); stop check; queue turns."""
@@ -109,7 +112,7 @@ class Transcriber:
                 if speculation is not None and speculation.vocabulary == vocabulary:
                     self.handle_transcript(
                         utt.turn_id,
-                        speculation.text,
+                        self._listen_again(utt, speculation.text),
                         origin="voice",
                         stt_s=speculation.stt_s,
                         echo=utt.echo,
@@ -122,9 +125,12 @@ class Transcriber:
                 stt_s = time.perf_counter() - t0
                 text = result.text.strip()
                 if final:
+                    text = self._listen_again(utt, text)
                     self.handle_transcript(
                         utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo, spec_turn=spec_turn
                     )
+                elif self._early_stop(utt.turn_id, text):
+                    pass  # stopped on the pause's transcript: nothing else to do with it
                 else:
                     with q.cond:
                         q.spec_result = SpeculativeTranscript(utt.turn_id, utt.audio.shape[0], vocabulary, text, stt_s)
@@ -135,6 +141,33 @@ class Transcriber:
             finally:
                 if spec_turn is not None and spec_turn.speculation is not None and not spec_turn.speculation.decided:
                     q.discard(spec_turn)  # the final transcript failed: never leave a guess waiting
+
+    def _listen_again(self, utt: Utterance, text: str) -> str:
+        """The stop check's second listen (:mod:`edgevox.voice.stop_check`): for a short utterance
+        begun while the robot talked or acted, not taken for its echo, with no stop phrase in
+        ``text``: the best beam's text when it holds one, else ``text``."""
+        if not utt.watch or utt.echo or utt.turn_id == self._stopped_turn or self.stop_check.phrase(text):
+            return text
+        heard = self.stop_check.listen_again(utt.audio)
+        return heard[0] if heard is not None else text
+
+    def _early_stop(self, turn_id: int, text: str) -> bool:
+        """A pause's transcript with a stop phrase stops now, not after the endpoint's silence
+        (``end_silence_ms`` later): a stop never waits to hear the rest of the sentence (a
+        negation comes before the phrase it negates, so the prefix already shows it). The final
+        transcript of the same utterance does not stop a second time."""
+        phrase = self.matcher.match(text) if text else None
+        if not phrase:
+            return False
+        self._stopped_turn = turn_id
+        heard_at = time.time()
+        self.q.publish(
+            TranscriptEvent(
+                turn_id=turn_id, timestamp=heard_at, text=text, origin="voice", stop_phrase=phrase, speculative=True
+            )
+        )
+        self.turns.safety_stop(turn_id, text, phrase, heard_at)
+        return True
 
     # -- speculative turns ---------------------------------------------------------------------
 
@@ -203,7 +236,8 @@ class Transcriber:
                     return
             q.discard(spec_turn)
         if phrase:
-            self.turns.safety_stop(turn_id, text, phrase, heard_at)
+            if turn_id != self._stopped_turn or origin != "voice":
+                self.turns.safety_stop(turn_id, text, phrase, heard_at)
             return
         if not text or echo or not speakable(text):
             return  # nothing said, or the robot's own voice under half-duplex

@@ -239,3 +239,14 @@ def test_a_word_four_times_in_a_row_is_a_decoder_loop(text, loops):
     from edgevox.engines.stt_faster_whisper import _loops
 
     assert _loops(text) is loops
+
+
+def test_alternatives_are_the_beam_searchs_hypotheses_best_first(whisper_stt, speech_dir):
+    audio, _ = read_wav(speech_dir / "classic/goforward.wav")  # 16 kHz already
+    beams = whisper_stt.alternatives(audio, 5)
+    assert 2 <= len(beams) <= 5
+    scores = [score for _, score in beams]
+    assert scores == sorted(scores, reverse=True) and all(s < 0 for s in scores)
+    assert "forward" in beams[0][0].lower(), beams
+    assert whisper_stt.alternatives(np.zeros(0, dtype=np.float32)) == []
+    assert whisper_stt.alternatives(np.zeros(31 * 16000, dtype=np.float32)) == []  # longer than a window

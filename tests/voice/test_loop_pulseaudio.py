@@ -77,10 +77,11 @@ def test_loop_hears_speech_from_the_sink_monitor_and_replies_to_the_sink(real_en
     assert heard_itself, "the reply played to the sink was not heard back through its monitor"
 
 
+@pytest.mark.parametrize("guard", ["aec", "energy_gate"])
 def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_stop_over_it_works(
-    real_engines, monkeypatch
+    real_engines, monkeypatch, guard
 ):
-    """``energy_gate`` on a device whose echo comes back 330 ms after PortAudio took the audio
+    """``aec`` and ``energy_gate`` on a device whose echo comes back 330 ms after PortAudio took the audio
     (PulseAudio asked for 300 ms of latency, as it raises a stream's latency after underruns on
     a loaded CPU, or as a Bluetooth speaker is): the gate follows the measured delay. Before
     it did, the robot took its own reply for a user 3 runs in 3 and answered itself.
@@ -109,7 +110,7 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
         tts = Quieter(real_engines.tts, 0.2)  # the user, near the microphone, is louder than the robot
         speaker = SoundDeviceOut(device="pulse", sample_rate_hz=tts.sample_rate_hz, device_rate_hz=16000)
         agent = LLMAgent("chat", llm=ScriptedLLM(default=story))
-        settings = VoiceSettings(echo_guard="energy_gate", barge_in=False)  # only the stop phrase stops it
+        settings = VoiceSettings(echo_guard=guard, barge_in=False)  # only the stop phrase stops it
         loop = VoiceLoop(bus, real_engines.vad, real_engines.stt, agent, tts, mic, speaker, settings)
         user.start()
         loop.start()
@@ -137,7 +138,7 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
             bus.close()
         reinitialize_portaudio()
     assert report.clean, report
-    assert heard_itself == [], "the robot's own reply passed the energy gate as a user's speech"
+    assert heard_itself == [], f"the robot's own reply passed {guard} as a user's speech"
     assert delay_ms is not None and 250 <= delay_ms <= 450, delay_ms
     assert measured.delay_ms == pytest.approx(delay_ms, abs=20) and measured.correlation >= 0.5, measured
     assert stopped.phrase == "stop" and first.turn_id in (stopped.cancelled_turns or [])

@@ -1,0 +1,82 @@
+"""The spoken stop check: does this utterance tell the robot to stop?
+
+Two listens, both before any agent sees the words:
+
+1. The transcript is matched against the stop phrases (:class:`~edgevox.voice.stop_phrases.StopPhraseMatcher`),
+   on the pause's transcript already (the transcriber stops there, without waiting for the
+   endpoint) and on the final one.
+2. A *second listen* for the utterances where a missed stop costs most: short ones (at most
+   ``max_s``) that began while the robot was talking or something it started was running,
+   that the echo guard let through as a person, and whose transcript has no stop phrase. The
+   STT decodes them again with beam search (:class:`~edgevox.engines.base.AlternativeHypotheses`)
+   and the best beam is matched. Greedy decoding commits to the first token: measured on stops
+   said over the robot's voice after echo cancellation, it wrote "Scott.", "Okay." or "It's
+   not the robot." where the beam's best was "Stop.", "Okay, stop." and "Stop the robot."
+   (``edgevox bench spoken-stop``, figures in ``docs/voice.md``). Only the *best* beam counts,
+   not any of them: a stop further down the list was as often a near word ("Stock.", "Shop.").
+
+Utterances the half-duplex guard marks as the robot's own echo get only the first listen: the
+robot's own "Stopped." must not stop it again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgevox.engines.base import STT, AlternativeHypotheses
+from edgevox.voice.stop_phrases import StopPhraseMatcher
+
+SECOND_LISTEN_MAX_S = 2.5
+"""The longest utterance the second listen decodes again (a stop is short; longer speech is a request)."""
+SECOND_LISTEN_BEAMS = 5
+
+
+class StopCheck:
+    """The two listens (see the module docstring). Thread-safe: the matcher is immutable and
+    the STT serialises its own decodes."""
+
+    def __init__(
+        self,
+        matcher: StopPhraseMatcher,
+        stt: STT,
+        *,
+        max_s: float = SECOND_LISTEN_MAX_S,
+        beams: int = SECOND_LISTEN_BEAMS,
+    ) -> None:
+        self.matcher = matcher
+        self.stt = stt
+        self.max_s = max_s
+        self.beams = beams
+
+    @property
+    def second_listen(self) -> bool:
+        """Whether the STT can list alternatives (the second listen runs)."""
+        return isinstance(self.stt, AlternativeHypotheses) and self.beams > 0
+
+    def phrase(self, text: str) -> str | None:
+        """First listen: the stop phrase in ``text``, or None."""
+        return self.matcher.match(text) if text else None
+
+    def listen_again(self, audio: np.ndarray) -> tuple[str, str] | None:
+        """Second listen: (the best beam's text, its stop phrase), or None."""
+        stt = self.stt
+        if not isinstance(stt, AlternativeHypotheses) or self.beams <= 0:
+            return None
+        if audio.shape[0] > self.max_s * self.stt.sample_rate_hz:
+            return None
+        alternatives = stt.alternatives(audio, self.beams)
+        if not alternatives:
+            return None
+        text = alternatives[0][0]
+        phrase = self.matcher.match(text)
+        return (text, phrase) if phrase else None
+
+    def describe(self) -> str:
+        """One line for ``edgevox check``: the active phrases and how they are recognised."""
+        how = "the transcript (at the first pause and at the end)"
+        if self.second_listen:
+            how += (
+                f"; short utterances (<= {self.max_s:g} s) heard while the robot talks or acts are "
+                f"decoded again with {self.beams}-beam search"
+            )
+        return f"stop phrases {', '.join(repr(p) for p in self.matcher.phrases)}: matched in {how}"

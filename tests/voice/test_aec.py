@@ -1,0 +1,123 @@
+"""Echo cancellation (``edgevox.voice.aec``): WebRTC's AEC3 on real speech, fed as the capture
+thread feeds it (the device's position in output samples, the playback reference's samples).
+
+The robot's voice is a real recording (JFK, 11 s) played at the output's rate; the microphone
+hears it 40 ms or 330 ms later at half its level, and in one window a person (another real
+recording) talks over it. No sound card: the timeline is simulated exactly, 20 ms per capture
+frame, the device taking output in 60 ms bursts as PulseAudio does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgevox.engines.audio_wav import read_wav
+from edgevox.engines.resample import resample
+from edgevox.voice.aec import EchoCanceller, erle_db
+from edgevox.voice.echo import PlaybackReference
+
+OUT_RATE = 22050  # Piper's rate: the reference is resampled to the microphone's
+MIC_RATE = 16000
+FRAME = 320  # 20 ms
+
+
+def _db(x: np.ndarray) -> float:
+    return 10 * np.log10(float(np.sum(np.square(x, dtype=np.float64))) + 1e-12)
+
+
+def _room(speech_dir, delay_ms: int, *, user_at_s: float | None = None):
+    robot, rate = read_wav(speech_dir / "classic/jfk.wav")
+    robot_out = resample(robot, rate, OUT_RATE).astype(np.float32)
+    robot_mic = resample(robot, rate, MIC_RATE)
+    echo = np.zeros(robot_mic.shape[0] + MIC_RATE, dtype=np.float64)
+    d = delay_ms * MIC_RATE // 1000
+    echo[d : d + robot_mic.shape[0]] = 0.25 * robot_mic
+    mic = echo.copy()
+    user = np.zeros_like(mic)
+    if user_at_s is not None:
+        person, prate = read_wav(speech_dir / "classic/goforward.wav")
+        person = resample(person, prate, MIC_RATE)
+        i = int(user_at_s * MIC_RATE)
+        user[i : i + person.shape[0]] = person[: mic.shape[0] - i]
+        mic += user
+    reference = PlaybackReference(OUT_RATE)
+    reference.add(0, robot_out, 0)
+    return reference, robot_out.shape[0], mic, echo, user
+
+
+def _run(aec: EchoCanceller, mic: np.ndarray, out_len: int, *, burst_ms: int = 60) -> np.ndarray:
+    """Feed ``mic`` frame by frame; the device position advances in ``burst_ms`` steps."""
+    burst = OUT_RATE * burst_ms // 1000
+    cleaned = np.zeros_like(mic, dtype=np.float32)
+    for k in range(0, mic.shape[0] - FRAME + 1, FRAME):
+        now = (k + FRAME) * OUT_RATE // MIC_RATE
+        played = min(out_len, -(-now // burst) * burst)  # taken ahead of time, a burst at once
+        cleaned[k : k + FRAME] = aec.process(
+            mic[k : k + FRAME].astype(np.float32), played, playing=played < out_len, delay_ms=None
+        )
+    return cleaned
+
+
+@pytest.mark.parametrize("delay_ms", [40, 330])
+def test_the_robots_echo_is_removed_after_a_few_seconds_of_speech(speech_dir, delay_ms):
+    reference, out_len, mic, echo, _ = _room(speech_dir, delay_ms)
+    aec = EchoCanceller(reference, MIC_RATE)
+    cleaned = _run(aec, mic, out_len)
+    late = slice(3 * MIC_RATE, 11 * MIC_RATE)  # after convergence, while the robot still talks
+    erle = _db(mic[late]) - _db(cleaned[late])
+    assert erle > 30, f"echo only {erle:.1f} dB quieter at {delay_ms} ms"
+
+
+@pytest.mark.models
+def test_a_person_talking_over_the_robot_is_kept_and_understood(speech_dir, real_engines):
+    reference, out_len, mic, echo, user = _room(speech_dir, 40, user_at_s=6.0)
+    cleaned = _run(EchoCanceller(reference, MIC_RATE), mic, out_len)
+    talk = slice(int(6.0 * MIC_RATE), int(8.8 * MIC_RATE))
+    snr = _db(user[talk]) - _db(echo[talk])
+    assert -3 < snr < 0, snr  # the echo there is louder than the person
+    # What is left in that window is the person: 20 dB above what is left of the echo alone.
+    echo_only = slice(int(3.0 * MIC_RATE), int(5.8 * MIC_RATE))
+    assert _db(cleaned[talk]) - _db(cleaned[echo_only]) > 20
+    heard = real_engines.stt.transcribe(cleaned[talk]).text.lower()
+    unclean = real_engines.stt.transcribe(mic[talk].astype(np.float32)).text.lower()
+    assert "go forward" in heard, (heard, unclean)
+
+
+def test_energies_give_the_echo_return_loss_over_a_stretch(speech_dir):
+    reference, out_len, mic, _, _ = _room(speech_dir, 40)
+    aec = EchoCanceller(reference, MIC_RATE)
+    half = 4 * MIC_RATE // FRAME * FRAME
+    _run(aec, mic[:half], out_len)
+    before = aec.energies
+    rest = mic[half:]
+    for k in range(0, rest.shape[0] - FRAME + 1, FRAME):
+        played = min(out_len, (half + k + FRAME) * OUT_RATE // MIC_RATE)
+        aec.process(rest[k : k + FRAME].astype(np.float32), played, playing=played < out_len, delay_ms=40)
+    erle = erle_db(before, aec.energies)
+    assert erle is not None and erle > 30
+    assert erle_db(aec.energies, aec.energies) is None
+
+
+def test_heard_user_separates_echo_from_a_person_and_from_the_cancellers_comfort_noise():
+    assert EchoCanceller.heard_user(raw_rms=0.05, clean_rms=0.04)  # a person: little removed
+    assert not EchoCanceller.heard_user(raw_rms=0.05, clean_rms=0.0002)  # echo: 48 dB removed
+    assert not EchoCanceller.heard_user(raw_rms=0.0, clean_rms=0.0007)  # comfort noise, -63 dBFS
+
+
+def test_wrong_rates_and_frame_lengths_say_what_to_do(speech_dir):
+    reference = PlaybackReference(OUT_RATE)
+    with pytest.raises(ValueError, match="16000"):
+        EchoCanceller(reference, 8000)
+    aec = EchoCanceller(reference, MIC_RATE)
+    with pytest.raises(ValueError, match="whole 10 ms frames"):
+        aec.process(np.zeros(100, dtype=np.float32), 0, playing=False, delay_ms=None)
+
+
+def test_the_reference_keeps_the_samples_written_and_silence_elsewhere():
+    ref = PlaybackReference(1000, block_ms=10)
+    ref.add(100, np.full(50, 0.5, dtype=np.float32), 0)
+    got = ref.samples(80, 170)
+    assert np.all(got[:20] == 0) and np.all(got[20:70] == 0.5) and np.all(got[70:] == 0)
+    ref.forget_after(120)  # cleared: what was queued after 120 never plays
+    assert np.all(ref.samples(100, 150)[20:] == 0) and np.all(ref.samples(100, 120) == 0.5)

@@ -1,0 +1,116 @@
+"""The spoken stop check (``edgevox.voice.stop_check``) in the running loop, with the fakes of
+``edgevox.testing`` (no models, no sound card, no sleeps): the stop on a pause's transcript, and
+the second listen (beam search) for short utterances heard while the robot talks or acts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgevox.engines.base import AlternativeHypotheses
+from edgevox.testing import FakeAudioIn, FakeSTT, MemoryAudioOut
+from edgevox.voice.events import FirstAudio, Stopped, TranscriptEvent, TurnDone, TurnStarted
+from edgevox.voice.stop_check import StopCheck
+from edgevox.voice.stop_phrases import StopPhraseMatcher
+
+from .test_loop import make_loop, start
+from .voice_helpers import silence, tone
+
+
+class BeamSTT(FakeSTT):
+    """A FakeSTT whose greedy transcript is ``greedy`` and whose beam search lists ``beams``."""
+
+    def __init__(self, greedy: str, beams: list[tuple[str, float]]) -> None:
+        super().__init__(lambda audio: greedy)
+        self.beams = beams
+        self.beam_calls = 0
+
+    def alternatives(self, audio: np.ndarray, n: int = 5) -> list[tuple[str, float]]:
+        self.beam_calls += 1
+        return self.beams[:n]
+
+
+def _robot_talking(bus, recorder, loops, stt, **settings):
+    out = MemoryAudioOut(auto_play=False)
+    mic = FakeAudioIn()
+    loop, _ = make_loop(bus, audio_out=out, audio_in=mic, stt=stt, **settings)
+    start(loops, loop)
+    loop.submit_text("talk")
+    assert out.first_write.wait(5)
+    out.advance(1)
+    recorder.wait_for(FirstAudio, turn_id=1)
+    return loop, mic, out
+
+
+def test_a_short_utterance_over_the_robot_is_heard_again_and_the_best_beam_stops_it(bus, recorder, loops):
+    stt = BeamSTT("Scott.", [("Stop.", -0.2), ("Scott.", -0.3)])
+    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False)
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    stopped = recorder.wait_for(Stopped)
+    assert stopped.phrase == "stop" and stopped.text == "Stop."
+    assert recorder.wait_for(TurnDone, turn_id=1).status == "stopped"
+    assert stt.beam_calls == 1
+
+
+def test_a_stop_further_down_the_beam_does_not_count(bus, recorder, loops):
+    stt = BeamSTT("Stock.", [("Stock.", -0.2), ("Stop.", -0.25)])
+    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False)
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    recorder.wait_for(TranscriptEvent, text="Stock.")  # an ordinary turn, queued after the reply
+    assert not recorder.of(Stopped) and stt.beam_calls == 1
+
+
+def test_nothing_running_means_one_listen(bus, recorder, loops):
+    stt = BeamSTT("Scott.", [("Stop.", -0.2)])
+    loop, _ = make_loop(bus, audio_in=(mic := FakeAudioIn()), stt=stt, echo_guard="off")
+    start(loops, loop)
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    recorder.wait_for(TurnStarted, text="Scott.")
+    assert loop.wait_idle(5)
+    assert not recorder.of(Stopped) and stt.beam_calls == 0
+
+
+def test_the_robots_own_echo_under_half_duplex_gets_one_listen(bus, recorder, loops):
+    """Half-duplex marks speech over the reply as the robot's echo: its own "Stopped." must not
+    stop it again through a beam that reads "Stop."."""
+    stt = BeamSTT("Stopped.", [("Stop.", -0.1)])
+    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="half_duplex")
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    recorder.wait_for(TranscriptEvent, text="Stopped.")
+    assert not recorder.of(Stopped) and stt.beam_calls == 0
+
+
+def test_a_stop_on_the_pause_transcript_does_not_wait_for_the_endpoint(bus, recorder, loops):
+    """80 ms of silence is a pause (speculative STT) but not an end (300 ms): the stop comes from
+    the pause's transcript, and the final transcript of the same utterance stops nothing twice."""
+    stt = FakeSTT(lambda audio: "Stop!")
+    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False)
+    mic.feed(np.concatenate([tone(0.3, amplitude=0.5), silence(0.08)]))
+    stopped = recorder.wait_for(Stopped)
+    heard = recorder.of(TranscriptEvent, stop_phrase="stop")
+    assert heard and heard[0].speculative, heard
+    mic.feed(silence(0.6))  # now the utterance ends
+    recorder.wait_until(lambda: len(recorder.of(TranscriptEvent, stop_phrase="stop")) == 2)
+    out.advance_s(10)  # the confirmation plays out
+    assert loop.wait_idle(5)
+    assert len(recorder.of(Stopped)) == 1 and stopped.phrase == "stop"
+
+
+def test_the_check_describes_itself_and_only_reads_short_audio():
+    class Beams:
+        sample_rate_hz = 16000
+
+        def transcribe(self, audio, *, vocabulary=()):
+            raise AssertionError("not called")
+
+        def alternatives(self, audio, n=5):
+            return [("halt", -0.1)]
+
+    stt = Beams()
+    assert isinstance(stt, AlternativeHypotheses)
+    check = StopCheck(StopPhraseMatcher(), stt, max_s=2.0)
+    assert check.listen_again(np.zeros(16000, dtype=np.float32)) == ("halt", "halt")
+    assert check.listen_again(np.zeros(3 * 16000, dtype=np.float32)) is None  # a request, not a stop
+    assert "5-beam search" in check.describe() and "'stop'" in check.describe()
+    plain = StopCheck(StopPhraseMatcher(), FakeSTT())
+    assert not plain.second_listen and "beam" not in plain.describe()
+    assert plain.listen_again(np.zeros(16000, dtype=np.float32)) is None
