@@ -89,6 +89,7 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
         _try(report, f"background {bg.name}", partial(_describe_trigger, bg))
     report.add("answers with", "ok", config.main_agent)
     _check_wake(report, config)
+    _check_stop(report, config)
     _check_audio(report, config)
     for name, status, detail in wiring.check_bridges(config.bridges):
         report.add(f"bridge {name}", status, detail)
@@ -104,6 +105,35 @@ def _check_wake(report: CheckReport, config: AppConfig) -> None:
         report.add("wake word", "off", f"{config.wake.model}: not used for typed input")
     else:
         _try(report, "wake word", partial(_load_wake, config))
+
+
+def _check_stop(report: CheckReport, config: AppConfig) -> None:
+    """The spoken stop: which phrases, how they are recognised, and the echo guard that lets a
+    stop be heard over the robot's voice (its library imported for ``aec``)."""
+    from edgevox.voice.stop_check import describe
+
+    if not config.safety.enabled:
+        report.add("stop phrases", "off", "safety.enabled is false: only a StopEvent stops the robot")
+        return
+    spoken = config.audio.input.source != "text"
+    second = spoken and config.stt.engine == "faster-whisper"
+    report.add("stop phrases", "ok", describe(config.safety.stop_phrases, second_listen=second))
+    if not spoken:
+        return
+    guard = config.voice.echo_guard
+    if guard == "aec":
+        _try(report, "echo guard", _check_aec)
+    else:
+        report.add("echo guard", "ok", f"{guard} (docs/voice.md, Echo guard)")
+
+
+def _check_aec() -> str:
+    from edgevox.voice.aec import apm_module
+
+    apm_module()  # ModelError with what to install when livekit is missing
+    from importlib.metadata import version
+
+    return f"aec: WebRTC AEC3 (livekit {version('livekit')}) removes the robot's voice from the microphone"
 
 
 def _load_wake(config: AppConfig) -> str:

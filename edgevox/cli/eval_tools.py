@@ -127,7 +127,7 @@ def stop_check(config: str, overrides: Sequence[str] = ()) -> StopPhraseMatcher 
     from edgevox.voice.stop_phrases import StopPhraseMatcher
 
     safety = load_config(config, sets=list(overrides)).safety
-    return StopPhraseMatcher(safety.stop_phrases) if safety.enabled else None
+    return StopPhraseMatcher(safety.stop_phrases, negations=safety.negations) if safety.enabled else None
 
 
 def run_eval_tools(args: argparse.Namespace) -> int:

@@ -352,6 +352,7 @@ def make_voice_loop(app: AppConfig, runtime: Runtime, engines: LoadedEngines, ag
         energy_gate_ratio=app.voice.energy_gate_ratio,
         barge_in=app.voice.barge_in,
         stop_phrases=tuple(app.safety.stop_phrases) if app.safety.enabled else (),
+        stop_negations=tuple(app.safety.negations),
         stop_confirmation=app.safety.confirmation,
         vocabulary=tuple(app.stt.vocabulary),
         session_id=app.voice.session_id,

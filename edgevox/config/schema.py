@@ -375,7 +375,7 @@ class VoiceConfig(Section):
     )
     echo_guard: Literal["aec", "half_duplex", "energy_gate", "off"] = Field(
         "half_duplex",
-        description="How the robot avoids hearing itself: `half_duplex` ignores the microphone while speaking (stop phrases still work), `energy_gate` counts speech only when louder than the playback, `off` trusts the VAD (use with a headset).",
+        description="How the robot avoids hearing itself: `aec` removes its voice from the microphone with WebRTC's echo canceller (full duplex: the user can talk over it), `half_duplex` ignores the microphone while speaking (stop phrases still work), `energy_gate` counts speech only when louder than the playback, `off` trusts the VAD (use with a headset).",
     )
     echo_tail_ms: Milliseconds = Field(
         300,
@@ -409,12 +409,22 @@ def _default_stop_phrases() -> list[str]:
     return list(DEFAULT_STOP_PHRASES)
 
 
+def _default_negations() -> list[str]:
+    from edgevox.voice.stop_phrases import DEFAULT_NEGATIONS
+
+    return list(DEFAULT_NEGATIONS)
+
+
 class SafetyConfig(Section):
     """The safety stop, checked on every transcript before any agent runs."""
 
     stop_phrases: list[Annotated[StrictStr, Field(min_length=1)]] = Field(
         default_factory=_default_stop_phrases,
-        description='A transcript matching one of these (not negated: "don\'t stop" does not match) cancels speech, generation and running skills at once.',
+        description='A transcript matching one of these (not negated: "don\'t stop" does not match) cancels speech, generation and running skills at once. Not set: the defaults of `stt.language` (en, de, fr, es, it, nl, pt; docs/voice.md).',
+    )
+    negations: list[Annotated[StrictStr, Field(min_length=1)]] = Field(
+        default_factory=_default_negations,
+        description='Words that, just before a stop phrase, make it no stop ("don\'t", "never"). Not set: those of `stt.language`.',
     )
     enabled: StrictBool = Field(True, description="Turn the safety stop off only for experiments.")
     confirmation: StrictStr = Field(
@@ -635,6 +645,26 @@ class AppConfig(Section):
     _folder: str | None = PrivateAttr(None)
     """The config file's folder, set by ``load_config``: ``module:function`` references are also
     looked for there (:mod:`edgevox.config.refs`). Not a key of the file."""
+
+    @model_validator(mode="after")
+    def _stop_phrases_of_the_language(self) -> AppConfig:
+        """Stop phrases and negations not set in the file are those of the spoken language."""
+        from edgevox.voice.stop_phrases import stop_phrases_for
+
+        unset = {"stop_phrases", "negations"} - self.safety.model_fields_set
+        if not unset or self.stt.language.lower().split("-")[0] == "en":
+            return self
+        try:
+            phrases, negations = stop_phrases_for(self.stt.language)
+        except ValueError as exc:
+            if "stop_phrases" in unset:
+                raise ValueError(f"safety.stop_phrases: {exc}") from None
+            phrases, negations = (), ()  # phrases given for a language with no defaults: no negations
+        if "stop_phrases" in unset:
+            self.safety.stop_phrases = list(phrases)
+        if "negations" in unset:
+            self.safety.negations = list(negations)
+        return self
 
     @model_validator(mode="after")
     def _names_resolve(self) -> AppConfig:

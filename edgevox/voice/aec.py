@@ -56,7 +56,7 @@ _FLOOR = 10.0 ** (SPEECH_FLOOR_DBFS / 20.0)
 _REMOVED = 10.0 ** (-ECHO_REMOVED_DB / 20.0)
 
 
-def _apm_module() -> Any:
+def apm_module() -> Any:
     try:
         from livekit import rtc
     except ImportError as exc:  # pragma: no cover - livekit is a dependency of the package
@@ -85,7 +85,7 @@ class EchoCanceller:
                 f"echo cancellation runs at {', '.join(map(str, AEC_RATES_HZ))} Hz, not {mic_rate_hz} Hz: "
                 "use a VAD at 16000 Hz (the default)"
             )
-        self._rtc = _apm_module()
+        self._rtc = apm_module()
         self._apm = self._rtc.AudioProcessingModule(
             echo_cancellation=True, high_pass_filter=True, noise_suppression=noise_suppression
         )

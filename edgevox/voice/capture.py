@@ -199,7 +199,7 @@ class Capture:
                         self._barge_in(event.first_voiced_at)
                 elif isinstance(event, SegmentPause):
                     if settings.speculative_stt and not utt_gated:
-                        self._speculate(utt_turn_id, event, utt_echo)
+                        self._speculate(utt_turn_id, event, utt_echo, utt_watch)
                 elif isinstance(event, SegmentResume):
                     q.discard_speculation(utt_turn_id)  # the user went on: the guess is stale
                 elif isinstance(event, SegmentEnd):
@@ -258,10 +258,10 @@ class Capture:
         self.q.capture_turn_id = 0
         self.q.drop_speculation()
 
-    def _speculate(self, turn_id: int, pause: SegmentPause, echo: bool) -> None:
+    def _speculate(self, turn_id: int, pause: SegmentPause, echo: bool, watch: bool) -> None:
         """Offer the audio so far for speculative STT (replaces an older offer)."""
         with self.q.cond:
-            self.q.spec_job = Utterance(turn_id, pause.audio, echo)
+            self.q.spec_job = Utterance(turn_id, pause.audio, echo, watch=watch)
             self.q.cond.notify_all()
 
     def _end_utterance(self, turn_id: int, end: SegmentEnd, echo: bool, watch: bool) -> None:

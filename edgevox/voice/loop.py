@@ -167,7 +167,7 @@ class VoiceLoop:
         self.activities: ActivityRegistry = base.activities if base.activities is not None else ActivityRegistry(name)
         """Where turns, generations, tools and skills register; the safety stop cancels all of it
         (the runtime's registry when the loop runs in an App, else the loop's own)."""
-        self.matcher = StopPhraseMatcher(settings.stop_phrases)
+        self.matcher = StopPhraseMatcher(settings.stop_phrases, negations=settings.stop_negations)
         self.stop_check = StopCheck(self.matcher, stt)
         """The spoken stop check (:mod:`edgevox.voice.stop_check`)."""
         self._life = component_lifecycle(f"VoiceLoop {name!r}", noun="VoiceLoop")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from edgevox.voice.chunker import ChunkerSettings
 from edgevox.voice.echo import ECHO_GUARD_MODES
 from edgevox.voice.segmenter import SegmenterSettings
-from edgevox.voice.stop_phrases import DEFAULT_STOP_PHRASES
+from edgevox.voice.stop_phrases import DEFAULT_NEGATIONS, DEFAULT_STOP_PHRASES
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class VoiceSettings:
     segmenter: SegmenterSettings = field(default_factory=SegmenterSettings)
     chunker: ChunkerSettings = field(default_factory=ChunkerSettings)
     echo_guard: str = "half_duplex"
-    """``half_duplex``, ``energy_gate`` or ``off`` (see :mod:`edgevox.voice.echo`)."""
+    """``aec`` (:mod:`edgevox.voice.aec`), ``half_duplex``, ``energy_gate`` or ``off`` (see :mod:`edgevox.voice.echo`)."""
     echo_tail_ms: int = 300
     """Half-duplex: the mic still counts as echo this long after playback ends."""
     energy_gate_ratio: float = 2.0
@@ -30,6 +30,8 @@ class VoiceSettings:
     barge_in: bool = True
     """Let user speech interrupt the reply (not in half-duplex, where only stop phrases do)."""
     stop_phrases: tuple[str, ...] = DEFAULT_STOP_PHRASES
+    stop_negations: tuple[str, ...] = DEFAULT_NEGATIONS
+    """Words that, just before a stop phrase, make it no stop (``stop_phrases.NEGATIONS``)."""
     stop_confirmation: str = "Stopped."
     """Spoken (and printed) once after a safety stop; empty = say nothing."""
     vocabulary: tuple[str, ...] = ()

@@ -73,10 +73,21 @@ class StopCheck:
 
     def describe(self) -> str:
         """One line for ``edgevox check``: the active phrases and how they are recognised."""
-        how = "the transcript (at the first pause and at the end)"
-        if self.second_listen:
-            how += (
-                f"; short utterances (<= {self.max_s:g} s) heard while the robot talks or acts are "
-                f"decoded again with {self.beams}-beam search"
-            )
-        return f"stop phrases {', '.join(repr(p) for p in self.matcher.phrases)}: matched in {how}"
+        return describe(self.matcher.phrases, second_listen=self.second_listen, max_s=self.max_s, beams=self.beams)
+
+
+def describe(
+    phrases: tuple[str, ...] | list[str],
+    *,
+    second_listen: bool,
+    max_s: float = SECOND_LISTEN_MAX_S,
+    beams: int = SECOND_LISTEN_BEAMS,
+) -> str:
+    """How the stop phrases are recognised, in one line (``edgevox check``)."""
+    how = "matched in the transcript (at the first pause and at the end)"
+    if second_listen:
+        how += (
+            f"; short utterances (<= {max_s:g} s) heard while the robot talks or acts are "
+            f"decoded again with {beams}-beam search"
+        )
+    return f"{', '.join(repr(p) for p in phrases)}: {how}"

@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Iterable
 
 DEFAULT_STOP_PHRASES = ("stop", "halt", "freeze")
-"""The one default list (``safety.stop_phrases`` in the config uses it). "stop" also
+"""The English default (``safety.stop_phrases`` when ``stt.language`` is ``en``). "stop" also
 matches "emergency stop" and "stop stop"."""
 DEFAULT_NEGATIONS = (
     "don't",
@@ -47,8 +47,45 @@ DEFAULT_NEGATIONS = (
     "no need to",
 )
 
+STOP_PHRASES: dict[str, tuple[str, ...]] = {
+    "en": DEFAULT_STOP_PHRASES,
+    "de": ("stopp", "stop", "halt", "anhalten"),
+    "fr": ("stop", "arrête", "arrêtez", "halte"),
+    "es": ("alto", "detente", "párate", "stop"),
+    "it": ("stop", "fermati", "fermo", "alt"),
+    "nl": ("stop", "stoppen", "halt"),
+    "pt": ("pare", "parar", "stop"),
+}
+"""Default stop phrases per spoken language (``stt.language``), used when ``safety.stop_phrases``
+is not set. Words that are also everyday function words are left out (Spanish and Portuguese
+"para" is also "for"): a phrase must be a command."""
+NEGATIONS: dict[str, tuple[str, ...]] = {
+    "en": DEFAULT_NEGATIONS,
+    "de": ("nicht", "kein", "keine", "nie", "niemals"),
+    "fr": ("ne", "n'", "pas", "jamais"),
+    "es": ("no", "nunca"),
+    "it": ("non", "mai"),
+    "nl": ("niet", "nooit", "geen"),
+    "pt": ("não", "nao", "nunca"),
+}
+"""Negations that, just before a stop phrase, make it no stop ("don't stop", "nicht anhalten")."""
+
+
+def stop_phrases_for(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(stop phrases, negations) for ``language`` (ISO 639-1); a ``ValueError`` says what to
+    do for a language with no defaults."""
+    key = language.lower().split("-")[0]
+    if key not in STOP_PHRASES:
+        raise ValueError(
+            f"no default stop phrases for language {language!r} (known: {', '.join(sorted(STOP_PHRASES))}): "
+            "list them in safety.stop_phrases (and their negations in safety.negations)"
+        )
+    return STOP_PHRASES[key], NEGATIONS[key]
+
+
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u02bc": "'"})
-_WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORDS = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+"""Words in any script (letters and digits), with one inner apostrophe ("don't", "n'arrête")."""
 NEGATION_FILLERS = frozenset("you ever even just please really dare u".split())
 """Words that may stand between a negation and the phrase it negates at the end of an utterance."""
 

@@ -129,7 +129,7 @@ class Transcriber:
                     self.handle_transcript(
                         utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo, spec_turn=spec_turn
                     )
-                elif self._early_stop(utt.turn_id, text):
+                elif utt.watch and self._early_stop(utt.turn_id, text):
                     pass  # stopped on the pause's transcript: nothing else to do with it
                 else:
                     with q.cond:
@@ -152,10 +152,12 @@ class Transcriber:
         return heard[0] if heard is not None else text
 
     def _early_stop(self, turn_id: int, text: str) -> bool:
-        """A pause's transcript with a stop phrase stops now, not after the endpoint's silence
-        (``end_silence_ms`` later): a stop never waits to hear the rest of the sentence (a
-        negation comes before the phrase it negates, so the prefix already shows it). The final
-        transcript of the same utterance does not stop a second time."""
+        """While the robot talks or acts (the utterance is watched), a pause's transcript with a
+        stop phrase stops now, not after the endpoint's silence (``end_silence_ms`` later): a
+        stop never waits to hear the rest of the sentence (a negation comes before the phrase it
+        negates, so the prefix already shows it). With nothing running there is nothing to stop
+        early, and the final transcript decides ("stop ... playing that" may still turn out to
+        be a request). The final transcript of the same utterance does not stop a second time."""
         phrase = self.matcher.match(text) if text else None
         if not phrase:
             return False

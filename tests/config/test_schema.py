@@ -60,7 +60,9 @@ def test_a_string_is_not_silently_converted_to_an_integer():
 
 def test_a_choice_lists_the_allowed_values():
     message = error_of("voice:\n  echo_guard: loud\n")
-    assert message == "robot.yaml:2: voice.echo_guard = loud: must be one of 'half_duplex', 'energy_gate' or 'off'"
+    assert (
+        message == "robot.yaml:2: voice.echo_guard = loud: must be one of 'aec', 'half_duplex', 'energy_gate' or 'off'"
+    )
 
 
 def test_a_malformed_code_reference_says_what_a_reference_looks_like():
@@ -165,3 +167,21 @@ def test_the_packaged_configs_are_the_repository_configs():
 def test_every_shipped_config_loads(path: Path):
     cfg = load_config(path, env={})
     assert cfg.main_agent in cfg.agents or cfg.main_agent in cfg.workflows
+
+
+def test_stop_phrases_and_negations_follow_the_spoken_language_unless_the_file_sets_them():
+    german = parse_config("stt:\n  language: de\n", source="robot.yaml")
+    assert german.safety.stop_phrases == ["stopp", "stop", "halt", "anhalten"]
+    assert "nicht" in german.safety.negations
+    own = parse_config("stt:\n  language: de\nsafety:\n  stop_phrases: [halt]\n", source="robot.yaml")
+    assert own.safety.stop_phrases == ["halt"] and "nicht" in own.safety.negations
+    english = parse_config("", source="robot.yaml")
+    assert english.safety.stop_phrases == ["stop", "halt", "freeze"] and "don't" in english.safety.negations
+
+
+def test_a_language_without_default_stop_phrases_asks_for_them():
+    message = error_of("stt:\n  language: ja\n")
+    assert "safety.stop_phrases" in message and "no default stop phrases for language 'ja'" in message
+    assert "list them in safety.stop_phrases" in message
+    given = parse_config("stt:\n  language: ja\nsafety:\n  stop_phrases: [止まれ]\n", source="robot.yaml")
+    assert given.safety.stop_phrases == ["止まれ"] and given.safety.negations == []

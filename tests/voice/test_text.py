@@ -131,3 +131,19 @@ def test_the_config_default_stop_phrases_are_the_matcher_defaults():
     from edgevox.voice.stop_phrases import DEFAULT_STOP_PHRASES
 
     assert tuple(SafetyConfig().stop_phrases) == DEFAULT_STOP_PHRASES
+
+
+def test_stop_phrases_in_other_languages_match_whole_words_in_any_script_and_respect_negation():
+    from edgevox.voice.stop_phrases import StopPhraseMatcher, stop_phrases_for
+
+    phrases, negations = stop_phrases_for("fr")
+    french = StopPhraseMatcher(phrases, negations=negations)
+    assert french.match("Arrête !") == "arrête" and french.match("Robot, arrêtez.") == "arrêtez"
+    assert french.match("ne arrête pas") is None and french.match("arrêter la musique") is None
+    phrases, negations = stop_phrases_for("de-AT")
+    german = StopPhraseMatcher(phrases, negations=negations)
+    assert german.match("Stopp!") == "stopp" and german.match("Bitte anhalten.") == "anhalten"
+    assert german.match("nicht anhalten") is None
+    assert StopPhraseMatcher(["止まれ"]).match("止まれ！") == "止まれ"
+    with pytest.raises(ValueError, match="list them in safety.stop_phrases"):
+        stop_phrases_for("ja")
