@@ -37,6 +37,7 @@ import random
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -270,11 +271,15 @@ class _Room:
                 raise RuntimeError("the robot's reply never played")
             time.sleep(0.01)  # polling the device position; there is no event per block
 
-    def trial(self, clip: Clip, level: float, wait_s: float) -> tuple[float | None, float, list[str]]:
+    def trial(self, clip: Clip, level: float, wait_s: float, *, is_stop: bool) -> tuple[float | None, float, list[str]]:
         """The user says ``clip`` ``wait_s`` into the reply: (seconds from the word's end to the
-        spoken stop, or None; the mic SNR of the word over the echo in dB; what was heard)."""
+        spoken stop, or None; the mic SNR of the word over the echo in dB; what was heard).
+
+        A stop is waited for up to 4 s after the word; then (and for other words at once) the
+        utterance is given 1 s to end, the loop to settle (its transcripts all handled), so a
+        late stop is counted for the trial whose words caused it."""
         self.speak_until_audible()
-        time.sleep(wait_s)
+        time.sleep(wait_s)  # a random point of the reply: nothing to wait for but time
         echo = self.loop.speaker.reference.level(self.speaker.played_samples, self.speaker.sample_rate_hz // 2)
         with self._cond:
             seen, said = len(self.stops), len(self.heard)
@@ -283,13 +288,15 @@ class _Room:
         word_end = written + clip.voiced_end_s
         user_rms = float(np.sqrt(np.mean(np.square(clip.audio[: int(clip.voiced_end_s * RATE_HZ)] * level))))
         snr = 20 * np.log10(max(user_rms, 1e-6) / max(echo, 1e-6))
-        with self._cond:
-            self._cond.wait_for(lambda: len(self.stops) > seen, timeout=max(0.0, word_end + 4.0 - time.time()))
-            heard = self.stops[seen][0] - word_end if len(self.stops) > seen else None
+        if is_stop:
+            with self._cond:
+                self._cond.wait_for(lambda: len(self.stops) > seen, timeout=max(0.0, word_end + 4.0 - time.time()))
+        time.sleep(max(0.0, word_end + 1.0 - time.time()))  # the utterance's endpoint has fired
         self.loop.interrupt()
         if not self.loop.wait_idle(20):
             raise RuntimeError("the loop did not settle between trials")
         with self._cond:
+            heard = self.stops[seen][0] - word_end if len(self.stops) > seen else None
             texts = [text for _, text in self.heard[said:]]
         return heard, float(snr), texts
 
@@ -382,7 +389,7 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
                     heard = false = 0
                     with _Room(engines, guard, latency_ms, args.robot_gain) as room:
                         for clip, is_stop, level, wait_s in plan:
-                            got, snr, texts = room.trial(clip, level, wait_s)
+                            got, snr, texts = room.trial(clip, level, wait_s, is_stop=is_stop)
                             if is_stop:
                                 snrs.append(snr)
                                 if got is not None:
@@ -401,6 +408,7 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
                     reinitialize_portaudio()
                 key = f"{guard} @ {latency_ms} ms"
                 results["settings"][key] = _summary(latencies, heard, args.stops, false, args.others, snrs)
+                print(f"{key}: heard {heard}/{args.stops}, false stops {false}/{args.others}", file=sys.stderr)
                 results["settings"][key]["erle_db"] = erle
     finally:
         busy_stop.set()

@@ -47,10 +47,9 @@ ECHO_REMOVED_DB = 20.0
 measured on the PulseAudio room, the robot's echo alone loses 37-67 dB, a user talking over it
 0-10 dB (what is left is the user)."""
 SPEECH_FLOOR_DBFS = -60.0
-"""While the robot speaks, a cleaned frame below this level is not a user: the canceller's
-comfort noise and residue sit at -95 to -63 dBFS, and WebRTC's VAD calls them speech (its
-decision ignores the level). Speech at a microphone is -50 to -20 dBFS."""
-
+"""A cleaned frame below this level is not a person: the canceller's comfort noise and residue
+sit at -95 to -63 dBFS, and WebRTC's VAD calls them speech (its decision ignores the level).
+Speech at a microphone is -50 to -20 dBFS."""
 _INT16 = 32767.0
 _FLOOR = 10.0 ** (SPEECH_FLOOR_DBFS / 20.0)
 _REMOVED = 10.0 ** (-ECHO_REMOVED_DB / 20.0)
@@ -113,11 +112,12 @@ class EchoCanceller:
         return self._echo_in, self._echo_out
 
     @staticmethod
-    def heard_user(raw_rms: float, clean_rms: float) -> bool:
-        """Whether a frame heard while the robot speaks, voiced after cancellation, is a user: it
-        is above :data:`SPEECH_FLOOR_DBFS` and the canceller took less than
-        :data:`ECHO_REMOVED_DB` from it."""
-        return clean_rms >= _FLOOR and clean_rms > _REMOVED * raw_rms
+    def heard_user(raw_rms: float, clean_rms: float, *, echo: bool = True) -> bool:
+        """Whether a frame the VAD calls voiced after cancellation is a person: it is above
+        :data:`SPEECH_FLOOR_DBFS` (the canceller's comfort noise is not, and it goes on for a
+        while after the robot stops), and, while the robot's echo may be heard (``echo``), the
+        canceller took less than :data:`ECHO_REMOVED_DB` from it."""
+        return clean_rms >= _FLOOR and (not echo or clean_rms > _REMOVED * raw_rms)
 
     def process(self, frame: np.ndarray, played_pos: int, *, playing: bool, delay_ms: float | None) -> np.ndarray:
         """The microphone ``frame`` (a multiple of 10 ms at ``rate_hz``, float32) with the echo of
@@ -131,16 +131,12 @@ class EchoCanceller:
         out = np.empty(frame.shape[0], dtype=np.float32)
         rtc = self._rtc
         size = self.frame_samples
-        fed = self._render.size > 0
+        fed = self._render.size >= size
+        while self._render.size >= size:  # all the device took, at once: never later than it played
+            self._feed_render(rtc, size)
         for i in range(n):
-            # One render frame with each capture frame, as WebRTC expects: what the device took
-            # in a burst waits here (a jitter buffer), and silence goes when nothing played.
-            if self._render.size >= size:
-                render = (np.clip(self._render[:size], -1.0, 1.0) * _INT16).astype(np.int16)
-                self._render = self._render[size:]
-            else:
-                render = self._silence
-            self._apm.process_reverse_stream(rtc.AudioFrame(render.tobytes(), self.rate_hz, 1, size))
+            if not fed and not playing:  # nothing plays: silence keeps the two streams in step
+                self._apm.process_reverse_stream(rtc.AudioFrame(self._silence.tobytes(), self.rate_hz, 1, size))
             capture = rtc.AudioFrame(pcm[i * size : (i + 1) * size].tobytes(), self.rate_hz, 1, size)
             self._apm.set_stream_delay_ms(round(delay_ms or 0.0))
             self._apm.process_stream(capture)
@@ -151,6 +147,11 @@ class EchoCanceller:
             self._echo_in += float(np.sum(np.square(frame, dtype=np.float64)))
             self._echo_out += float(np.sum(np.square(out, dtype=np.float64)))
         return out
+
+    def _feed_render(self, rtc: Any, size: int) -> None:
+        render = (np.clip(self._render[:size], -1.0, 1.0) * _INT16).astype(np.int16)
+        self._render = self._render[size:]
+        self._apm.process_reverse_stream(rtc.AudioFrame(render.tobytes(), self.rate_hz, 1, size))
 
     def _take_reference(self, played_pos: int) -> None:
         """Append what the device took since the last frame to the render buffer (mic rate)."""

@@ -167,8 +167,8 @@ class Capture:
                 if voiced and echo and guard == "energy_gate":
                     reference = self.speaker.echo_level(settings.energy_gate_window_ms, self.echo_delay.delay_samples)
                     voiced = raw_rms > settings.energy_gate_ratio * reference
-                elif voiced and echo and self.aec is not None:
-                    voiced = self.aec.heard_user(raw_rms, rms(frame))
+                elif voiced and self.aec is not None:
+                    voiced = self.aec.heard_user(raw_rms, rms(frame), echo=echo)
                 if gate is not None:
                     busy = speaking or bool(q.turns) or q.current is not None or (segmenter.in_speech and not utt_gated)
                     if not gate.listening(now_mono, busy) and gate.detect(frame, frame_end) is not None:

@@ -103,6 +103,9 @@ def test_heard_user_separates_echo_from_a_person_and_from_the_cancellers_comfort
     assert EchoCanceller.heard_user(raw_rms=0.05, clean_rms=0.04)  # a person: little removed
     assert not EchoCanceller.heard_user(raw_rms=0.05, clean_rms=0.0002)  # echo: 48 dB removed
     assert not EchoCanceller.heard_user(raw_rms=0.0, clean_rms=0.0007)  # comfort noise, -63 dBFS
+    # Once the robot's echo has passed, only the floor applies: the comfort noise lingers.
+    assert not EchoCanceller.heard_user(raw_rms=0.0, clean_rms=0.0007, echo=False)
+    assert EchoCanceller.heard_user(raw_rms=0.05, clean_rms=0.004, echo=False)
 
 
 def test_wrong_rates_and_frame_lengths_say_what_to_do(speech_dir):
