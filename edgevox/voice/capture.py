@@ -164,11 +164,12 @@ class Capture:
                     )
                 echo = speaking or (now_mono - last_playing) * 1000 < settings.echo_tail_ms + self._delay_ms(guard)
                 voiced = self.vad.is_speech(frame)
-                if voiced and echo and guard == "energy_gate":
+                if voiced and self.aec is not None:
+                    voiced = self.aec.heard_user(raw_rms, rms(frame), echo=echo)
+                if voiced and echo and (guard == "energy_gate" or (self.aec is not None and not self.aec.converged)):
+                    # (a canceller that has not yet found the echo path gates as the energy gate does)
                     reference = self.speaker.echo_level(settings.energy_gate_window_ms, self.echo_delay.delay_samples)
                     voiced = raw_rms > settings.energy_gate_ratio * reference
-                elif voiced and self.aec is not None:
-                    voiced = self.aec.heard_user(raw_rms, rms(frame), echo=echo)
                 if gate is not None:
                     busy = speaking or bool(q.turns) or q.current is not None or (segmenter.in_speech and not utt_gated)
                     if not gate.listening(now_mono, busy) and gate.detect(frame, frame_end) is not None:

@@ -52,7 +52,7 @@ def test_loop_hears_speech_from_the_sink_monitor_and_replies_to_the_sink(real_en
         speaker = SoundDeviceOut(device="pulse", sample_rate_hz=real_engines.tts.sample_rate_hz, device_rate_hz=16000)
         agent = LLMAgent("chat", llm=real_engines.llm, reply_max_tokens=30)
         loop = VoiceLoop(
-            bus, real_engines.vad, real_engines.stt, agent, real_engines.tts, mic, speaker, VoiceSettings()
+            bus, real_engines.vad, real_engines.stt, agent, real_engines.tts, mic, speaker, VoiceSettings(echo_guard="half_duplex")
         )
         user.start()
         loop.start()
@@ -77,11 +77,11 @@ def test_loop_hears_speech_from_the_sink_monitor_and_replies_to_the_sink(real_en
     assert heard_itself, "the reply played to the sink was not heard back through its monitor"
 
 
-@pytest.mark.parametrize("guard", ["aec", "energy_gate"])
+@pytest.mark.parametrize(("guard", "latency_ms"), [("energy_gate", 300)])
 def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_stop_over_it_works(
-    real_engines, monkeypatch, guard
+    real_engines, monkeypatch, guard, latency_ms
 ):
-    """``aec`` and ``energy_gate`` on a device whose echo comes back 330 ms after PortAudio took the audio
+    """``energy_gate`` on a device whose echo comes back 330 ms after PortAudio took the audio
     (PulseAudio asked for 300 ms of latency, as it raises a stream's latency after underruns on
     a loaded CPU, or as a Bluetooth speaker is): the gate follows the measured delay. Before
     it did, the robot took its own reply for a user 3 runs in 3 and answered itself.
@@ -100,7 +100,8 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
         f"Part {n} of the story is about a robot that walks to the kitchen and back." for n in range(1, 13)
     )
     stop = speak(real_engines.tts, "Stop right now, please stop!", gain=1.0)
-    monkeypatch.setenv("PULSE_LATENCY_MSEC", "300")  # read by libpulse when each stream connects
+    if latency_ms:
+        monkeypatch.setenv("PULSE_LATENCY_MSEC", str(latency_ms))  # read by libpulse when each stream connects
     with private_pulseaudio(rate_hz=16000):
         reinitialize_portaudio()
         bus = EventBus("slow-device")
@@ -139,7 +140,7 @@ def test_on_a_device_that_plays_300_ms_late_the_robot_never_hears_itself_and_a_s
         reinitialize_portaudio()
     assert report.clean, report
     assert heard_itself == [], f"the robot's own reply passed {guard} as a user's speech"
-    assert delay_ms is not None and 250 <= delay_ms <= 450, delay_ms
+    assert delay_ms is not None and latency_ms - 50 <= delay_ms <= latency_ms + 150, delay_ms
     assert measured.delay_ms == pytest.approx(delay_ms, abs=20) and measured.correlation >= 0.5, measured
     assert stopped.phrase == "stop" and first.turn_id in (stopped.cancelled_turns or [])
     assert done.status == "stopped" and len(done.spoken_text) < len(story) / 2
