@@ -1,5 +1,8 @@
 """STT adapter over faster-whisper (CTranslate2 Whisper): int8 on the CPU, float16 on CUDA.
 
+(About 440 lines because the three ways this engine decodes, the short window, faster-whisper's
+30 s path and the beam search the stop check reads, share one model, tokenizer and lock.)
+
 Short window: Whisper was trained on 30 s windows and faster-whisper always pads the
 log-Mel features to 30 s, so a 1 s command cost as much as a 25 s sentence (~0.4-0.7 s
 with tiny.en on 2 cores). CTranslate2's encoder takes shorter inputs, so by default the

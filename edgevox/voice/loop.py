@@ -1,5 +1,9 @@
 """The voice loop: microphone -> VAD -> STT -> agent -> chunker -> TTS -> speaker, with barge-in and a safety stop.
 
+(About 420 lines because :class:`VoiceLoop` is the one public face of the loop's four threads:
+its lifecycle, its calls and the read-only properties the console, tests and benchmarks read;
+the work itself lives in one module per thread.)
+
 Threads (all named, all joined by :meth:`VoiceLoop.stop`), one module each::
 
     edgevox-voice-capture   (capture.py) AudioIn.read -> resample -> frames -> VAD -> Segmenter

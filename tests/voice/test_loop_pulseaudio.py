@@ -52,7 +52,14 @@ def test_loop_hears_speech_from_the_sink_monitor_and_replies_to_the_sink(real_en
         speaker = SoundDeviceOut(device="pulse", sample_rate_hz=real_engines.tts.sample_rate_hz, device_rate_hz=16000)
         agent = LLMAgent("chat", llm=real_engines.llm, reply_max_tokens=30)
         loop = VoiceLoop(
-            bus, real_engines.vad, real_engines.stt, agent, real_engines.tts, mic, speaker, VoiceSettings(echo_guard="half_duplex")
+            bus,
+            real_engines.vad,
+            real_engines.stt,
+            agent,
+            real_engines.tts,
+            mic,
+            speaker,
+            VoiceSettings(echo_guard="half_duplex"),
         )
         user.start()
         loop.start()
