@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import random
 import statistics
@@ -44,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from edgevox.cli.args import COUNT, whole
+from edgevox.cli.bench_live import BusyLoad
 from edgevox.cli.bench_voices import RATE_HZ, Clip, espeak_voices, piper_voices, recorded_voices
 
 STOPS = (
@@ -104,11 +104,6 @@ def add_spoken_stop_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_spoken_stop_bench)
     return p
-
-
-def _spin(stop: Any) -> None:
-    while not stop.is_set():
-        pass
 
 
 class _Room:
@@ -285,10 +280,6 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
         make_stt(STTConfig()),
         make_tts(TTSConfig()),
     )
-    busy_stop = multiprocessing.Event()
-    spinners = [multiprocessing.Process(target=_spin, args=(busy_stop,), daemon=True) for _ in range(args.busy)]
-    for p in spinners:
-        p.start()
     results: dict[str, Any] = {
         "cpus": os.cpu_count(),
         "busy_cores": args.busy,
@@ -296,7 +287,7 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
         "settings": {},
     }
     misses: list[str] = []
-    try:
+    with BusyLoad(args.busy):
         for latency_ms in args.latency_ms:
             for guard in args.guard:
                 with private_pulseaudio(rate_hz=RATE_HZ):
@@ -327,10 +318,6 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
                 results["settings"][key] = _summary(latencies, heard, args.stops, false, args.others, snrs)
                 print(f"{key}: heard {heard}/{args.stops}, false stops {false}/{args.others}", file=sys.stderr)
                 results["settings"][key]["erle_db"] = erle
-    finally:
-        busy_stop.set()
-        for p in spinners:
-            p.join(2.0)
     results["misses"] = misses
     if args.json:
         print(json.dumps(results, indent=2))

@@ -8,10 +8,10 @@ microphone's rate. WebRTC finds the echo path itself (delay, room, the speaker's
 subtracts the echo; what is left of the microphone signal is the people in the room. So a
 user talking over the robot is heard, and the robot's reply is not taken for a user.
 
-Why AEC rather than a gate: measured on the PulseAudio room (``edgevox bench stop``), a stop
-said over the robot's reply reaches Whisper mixed with the reply under ``energy_gate`` and
-``half_duplex``, and Whisper hears the reply ("for the cat") instead of the stop; after AEC it
-hears the stop (figures in ``docs/voice.md``).
+Why AEC rather than a gate: under ``energy_gate`` and ``half_duplex`` a stop said over the
+robot's reply reaches Whisper mixed with the reply, and Whisper often hears the reply ("for the
+cat") instead of the stop. Measured with ``edgevox bench spoken-stop`` (figures and the limits
+that keep ``aec`` from being the default in ``docs/voice.md``, Echo guard).
 
 The reference stream: WebRTC wants one 10 ms render frame per 10 ms capture frame, render
 fed before the capture that holds its echo. Everything the device has taken since the last
@@ -84,16 +84,14 @@ def erle_db(before: tuple[float, float], after: tuple[float, float]) -> float | 
 class EchoCanceller:
     """WebRTC AEC3 on the capture thread (see the module docstring)."""
 
-    def __init__(self, reference: PlaybackReference, mic_rate_hz: int, *, noise_suppression: bool = False) -> None:
+    def __init__(self, reference: PlaybackReference, mic_rate_hz: int) -> None:
         if mic_rate_hz not in AEC_RATES_HZ:
             raise ValueError(
                 f"echo cancellation runs at {', '.join(map(str, AEC_RATES_HZ))} Hz, not {mic_rate_hz} Hz: "
                 "use a VAD at 16000 Hz (the default)"
             )
         self._rtc = apm_module()
-        self._apm = self._rtc.AudioProcessingModule(
-            echo_cancellation=True, high_pass_filter=True, noise_suppression=noise_suppression
-        )
+        self._apm = self._rtc.AudioProcessingModule(echo_cancellation=True, high_pass_filter=True)
         self.reference = reference
         self.rate_hz = mic_rate_hz
         self.frame_samples = mic_rate_hz * FRAME_MS // 1000
@@ -104,8 +102,6 @@ class EchoCanceller:
         self._render = np.zeros(0, dtype=np.float32)
         """Reference audio at the microphone's rate not fed yet (less than one frame between calls)."""
         self._silence = np.zeros(self.frame_samples, dtype=np.int16)
-        self.frames = 0
-        """Capture frames processed."""
         self._voice_frames = 0
         self._echo_in = 0.0
         self._echo_out = 0.0
@@ -149,7 +145,6 @@ class EchoCanceller:
             self._apm.process_stream(capture)
             out[i * size : (i + 1) * size] = np.frombuffer(capture.data, dtype=np.int16)
         out /= _INT16
-        self.frames += n
         if fed or playing:
             self._echo_in += float(np.sum(np.square(frame, dtype=np.float64)))
             self._echo_out += float(np.sum(np.square(out, dtype=np.float64)))

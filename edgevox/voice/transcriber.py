@@ -68,7 +68,6 @@ class Transcriber:
         self.stt = stt
         self.agent = agent
         self.stop_check = stop_check
-        self.matcher = stop_check.matcher
         self.capture = capture
         self.turns = turns
         self.vocabulary = vocabulary
@@ -129,8 +128,8 @@ class Transcriber:
                     self.handle_transcript(
                         utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo, spec_turn=spec_turn
                     )
-                elif utt.watch and self._early_stop(utt.turn_id, text):
-                    pass  # stopped on the pause's transcript: nothing else to do with it
+                elif utt.watch and self.stop_check.phrase(text):
+                    self._early_stop(utt, text, stt_s)
                 else:
                     with q.cond:
                         q.spec_result = SpeculativeTranscript(utt.turn_id, utt.audio.shape[0], vocabulary, text, stt_s)
@@ -151,25 +150,15 @@ class Transcriber:
         heard = self.stop_check.listen_again(utt.audio)
         return heard[0] if heard is not None else text
 
-    def _early_stop(self, turn_id: int, text: str) -> bool:
+    def _early_stop(self, utt: Utterance, text: str, stt_s: float) -> None:
         """While the robot talks or acts (the utterance is watched), a pause's transcript with a
         stop phrase stops now, not after the endpoint's silence (``end_silence_ms`` later): a
         stop never waits to hear the rest of the sentence (a negation comes before the phrase it
         negates, so the prefix already shows it). With nothing running there is nothing to stop
         early, and the final transcript decides ("stop ... playing that" may still turn out to
         be a request). The final transcript of the same utterance does not stop a second time."""
-        phrase = self.matcher.match(text) if text else None
-        if not phrase:
-            return False
-        self._stopped_turn = turn_id
-        heard_at = time.time()
-        self.q.publish(
-            TranscriptEvent(
-                turn_id=turn_id, timestamp=heard_at, text=text, origin="voice", stop_phrase=phrase, speculative=True
-            )
-        )
-        self.turns.safety_stop(turn_id, text, phrase, heard_at)
-        return True
+        self.handle_transcript(utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo, speculative=True)
+        self._stopped_turn = utt.turn_id
 
     # -- speculative turns ---------------------------------------------------------------------
 
@@ -180,7 +169,7 @@ class Transcriber:
         agent = self.agent
         if not self.speculative_reply or not (isinstance(agent, SupportsSpeculation) and agent.supports_speculation):
             return
-        if utt.echo or not text or not speakable(text) or self.matcher.match(text):
+        if utt.echo or not text or not speakable(text) or self.stop_check.phrase(text):
             return
         q = self.q
         with q.cond:
@@ -217,7 +206,7 @@ class Transcriber:
         speculative turn started on the same text. Runs on the STT or the caller's thread."""
         q = self.q
         heard_at = time.time()
-        phrase = self.matcher.match(text) if text else None
+        phrase = self.stop_check.phrase(text)
         q.publish(
             TranscriptEvent(
                 turn_id=turn_id,
