@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import statistics
 import threading
@@ -56,11 +55,6 @@ def add_stop_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_stop_bench)
     return p
-
-
-def _spin(stop: Any) -> None:
-    while not stop.is_set():
-        pass
 
 
 class _ClearProbe:
@@ -192,21 +186,16 @@ def measure(app: Any, probe: _ClearProbe, trials: int) -> dict[str, Any]:
 
 
 def run_stop_bench(args: argparse.Namespace) -> int:
+    from edgevox.cli.bench_live import BusyLoad
     from edgevox.voice.latency import percentile
 
-    busy_stop = multiprocessing.Event()
-    spinners = [multiprocessing.Process(target=_spin, args=(busy_stop,), daemon=True) for _ in range(args.busy)]
     app, probe = build_app(args.scripted)
     app.start()
     try:
-        for p in spinners:
-            p.start()
-        baseline = token_wake_baseline()
-        result = measure(app, probe, args.trials)
+        with BusyLoad(args.busy):
+            baseline = token_wake_baseline()
+            result = measure(app, probe, args.trials)
     finally:
-        busy_stop.set()
-        for p in spinners:
-            p.join(2.0)
         app.stop(5.0)
     summary: dict[str, Any] = {
         "cpus": os.cpu_count(),
