@@ -5,12 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh --dev
+# shellcheck source=scripts/venv.sh
+source scripts/venv.sh
 
 echo "== lint (ruff)"
-python -m ruff check edgevox tests scripts
+"$PY" -m ruff check edgevox tests scripts
 
 echo "== types (mypy)"
-python -m mypy edgevox
+"$PY" -m mypy edgevox
 
 echo "== tests (pytest)"
-EDGEVOX_NO_SKIPS=1 python -m pytest "$@"
+EDGEVOX_NO_SKIPS=1 "$PY" -m pytest "$@"
