@@ -42,6 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+SECONDS=0
 echo "== debootstrap: a minimal Debian 12 (bookworm) in $ROOT"
 debootstrap --variant=minbase bookworm "$ROOT" http://deb.debian.org/debian >"$ROOT.log" 2>&1 || {
   tail -5 "$ROOT.log" >&2
@@ -78,7 +79,7 @@ SYSTEM_BEFORE="$("${IN_ROOT[@]}" python3 -m pip --version 2>&1 || true)"
 echo "== this checkout's committed files"
 git -C "$REPO" archive --format=tar --prefix=edgevox/ HEAD | tar -x -C "$ROOT/root"
 
-echo "== bash scripts/demo.sh on the stock root"
+echo "== bash scripts/demo.sh on the stock root (${SECONDS} s so far)"
 "${IN_ROOT[@]}" bash -c 'cd /root/edgevox && bash scripts/demo.sh "What is two plus two?"' 2>&1 |
   grep -v "is ignored: it is neither a file nor a directory" | tail -25
 
@@ -90,6 +91,6 @@ fail() { echo "check_stock_debian: $*" >&2; exit 1; }
 "${IN_ROOT[@]}" python3 -c 'import edgevox' 2>/dev/null && fail "edgevox was installed into the system Python"
 
 echo "== setup.sh again: idempotent"
-"${IN_ROOT[@]}" bash -c 'cd /root/edgevox && bash scripts/setup.sh' | grep -q "already installed" ||
-  fail "a second setup.sh did not find everything installed"
-echo "stock Debian 12: demo ran, reply written, system Python untouched, setup idempotent"
+AGAIN="$("${IN_ROOT[@]}" bash -c 'cd /root/edgevox && bash scripts/setup.sh' 2>&1)" || fail "a second setup.sh failed: $AGAIN"
+grep -q "already installed" <<<"$AGAIN" || fail "a second setup.sh did not find everything installed: $AGAIN"
+echo "stock Debian 12: demo ran, reply written, system Python untouched, setup idempotent (${SECONDS} s)"
