@@ -53,7 +53,7 @@ from edgevox.agents.grammar import (
     schema_grammar,
     tool_call_grammar,
 )
-from edgevox.agents.parsing import looks_like_call, parse_reply, parse_tool_calls
+from edgevox.agents.parsing import looks_like_call, model_turn, parse_reply, parse_tool_calls, spoken_text
 from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
@@ -93,7 +93,9 @@ class Decision:
     """Further calls the model asked for in the same message, run in order after ``call`` (with
     ``clarify``: the rest of the plan a yes confirms after ``proposed``)."""
     reply: str | None = None
-    """The reply text, if the decoder already produced it (else the agent generates it)."""
+    """The reply text, if the decoder already produced it (else the agent generates it). Model
+    words go through :func:`~edgevox.agents.parsing.spoken_text` (the agent passes any decoder's
+    reply through it again before saying it)."""
     decided_by: str = "llm"
     """``"schema"`` (fast path, no LLM), ``"llm"``."""
     raw: str = ""
@@ -316,6 +318,8 @@ class TwoStageDecoder:
             args = json.loads(raw_args)
         except json.JSONDecodeError:
             args = dict(known)  # cut off (max_tokens/cancel): validation will name what is missing
+        if not isinstance(args, dict):
+            args = dict(known)  # an engine that ignored the grammar: validation names what is missing
         return Decision(ToolCall(chosen.name, args), decided_by="llm", raw=f"{raw_name} {raw_args}")
 
     def _missing_values(
@@ -567,7 +571,9 @@ class GrammarDecoder:
         calls = parse_tool_calls(raw, request.tools)
         if calls:
             return Decision(calls[0], more=tuple(calls[1:]), raw=raw)
-        return Decision(None, reply=parse_reply(raw), raw=raw)
+        reply = parse_reply(raw)
+        words = spoken_text(reply, request.tools) if reply is not None else ""
+        return Decision(None, reply=words or None, raw=raw)
 
 
 class FreeTextDecoder:
@@ -588,10 +594,11 @@ class FreeTextDecoder:
         calls = parse_tool_calls(raw, request.tools)
         if calls:
             return Decision(calls[0], more=tuple(calls[1:]), raw=raw)
-        if looks_like_call(raw, request.tools):
+        turn = model_turn(raw)  # the chat template's tokens are not a call attempt
+        if looks_like_call(turn, request.tools):
             # A call that did not parse (cut off, garbled): never speak it, never guess it; ask.
             return Decision(None, reply=GARBLED_CALL_REPLY, raw=raw, details={"unparsed_call": raw[:200]})
-        return Decision(None, reply=raw.strip(), raw=raw)
+        return Decision(None, reply=spoken_text(turn, request.tools) or None, raw=raw)
 
 
 def _with_system(request: DecisionRequest, tool_text: str) -> list[dict[str, Any]]:

@@ -74,6 +74,18 @@ class HandoffEvent(Event):
 
 
 @dataclass(kw_only=True)
+class HandoffLimitReached(Event):
+    """A handoff was refused because the turn was already handed on ``max_handoffs`` times
+    (``orchestration.handoff.max_handoffs_per_turn``): ``chain`` is who had the turn, oldest
+    first, ``to_agent`` the target refused. The turn ends with an apology, not an answer."""
+
+    kind: ClassVar[str] = "agent.handoff_limit_reached"
+    chain: tuple[str, ...] = ()
+    to_agent: str = ""
+    max_handoffs: int = 0
+
+
+@dataclass(kw_only=True)
 class ReplyDelta(Event):
     """A piece of the final reply text, in generation order."""
 

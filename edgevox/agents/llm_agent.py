@@ -45,6 +45,7 @@ from typing import Any
 from edgevox.agents.base import CONTEXT_PREFIX, AgentBase, AgentResult, AgentStream
 from edgevox.agents.decoders import (
     DECLINED_REPLY,
+    GARBLED_CALL_REPLY,
     Clarifications,
     Decision,
     DecisionRequest,
@@ -55,9 +56,18 @@ from edgevox.agents.decoders import (
 from edgevox.agents.events import AgentReply, AgentStarted, ReplyDelta
 from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.memory import MemoryStore, clean_turn_text
+from edgevox.agents.parsing import spoken_text
 from edgevox.agents.reply import stream_reply
 from edgevox.agents.skills import Skill, SkillExecutor
-from edgevox.agents.tool_calls import ToolLimits, collect_tools, kind_of, listed, run_calls
+from edgevox.agents.tool_calls import (
+    DEFAULT_MAX_HANDOFFS_PER_TURN,
+    ToolLimits,
+    check_max_handoffs,
+    collect_tools,
+    kind_of,
+    listed,
+    run_calls,
+)
 from edgevox.agents.tools import Tool
 from edgevox.errors import AgentError, ArgumentError, EdgeVoxError
 from edgevox.runtime.activities import track
@@ -99,6 +109,9 @@ class LLMAgent(AgentBase):
         deps: Merged into ``ctx.deps`` for this agent's tools (a mapping).
         limits: ``{"max_tool_calls_per_turn": n, "max_total_tool_calls": n}`` (supyagent's; or a
             ``ToolLimits``): a call over one is refused and the model reads why.
+        max_handoffs_per_turn: Handoffs one user turn may make, counted over every agent that
+            had it (1 to 32); a ``handoff_to_<name>`` call past it ends the turn with an apology
+            (``orchestration.handoff.max_handoffs_per_turn``).
     """
 
     supports_speculation = True
@@ -126,6 +139,7 @@ class LLMAgent(AgentBase):
         temperature: float = 0.0,
         deps: Mapping[str, Any] | None = None,
         limits: ToolLimits | Mapping[str, Any] | None = None,
+        max_handoffs_per_turn: int = DEFAULT_MAX_HANDOFFS_PER_TURN,
     ) -> None:
         self.name = name
         self.instructions = DEFAULT_SYSTEM_PROMPT if instructions is None else instructions
@@ -147,6 +161,7 @@ class LLMAgent(AgentBase):
         self.deps: dict[str, Any] = dict(deps or {})
         """Merged into ``ctx.deps`` for this agent's tools."""
         self.limits = ToolLimits.of(name, limits)
+        self.max_handoffs_per_turn = check_max_handoffs(max_handoffs_per_turn, f"agent {name!r}: max_handoffs_per_turn")
         self._executor = executor
         self._owns_executor = executor is None
         self._executor_lock = threading.Lock()
@@ -323,7 +338,8 @@ class LLMAgent(AgentBase):
                 return
             if decision.call is None:
                 if decision.reply is not None:
-                    yield from self.emit_text(decision.reply, ctx, result)
+                    # The one seam between model text and speech: any decoder's words, cleaned.
+                    yield from self.emit_text(spoken_text(decision.reply, tools) or GARBLED_CALL_REPLY, ctx, result)
                     return
                 break
             if not ctx.may_act():  # decided on a speculative transcript that was discarded

@@ -15,6 +15,10 @@ and for the grammar's own output. Recognised, in this order:
 ``{"reply": "..."}`` (our grammar's "answer in words") parses as no call; use
 :func:`parse_reply` to get its text.
 
+:func:`spoken_text` is the other half: the words of a model's raw output meant for a person,
+with everything written for the chat template or for the machine taken out (the one seam every
+reply an agent speaks goes through; see its docstring).
+
 Whatever a model emits, parsing never raises: text nested deeper than
 :data:`MAX_NESTING` brackets is not a call (it would exhaust Python's recursion limit in
 ``json``/``ast``), and values Python cannot hold (``{[]: 1}``) make that call unparsed.
@@ -199,3 +203,138 @@ def _from_python(text: str, known: Mapping[str, Tool] | None) -> list[ToolCall]:
             args.update({k: v for k, v in zip(order, positional, strict=False) if k not in args})
         calls.append(ToolCall(name, args))
     return calls
+
+
+# -- what of a model's output is spoken -----------------------------------------------------
+
+_TURN_HEADER = re.compile(
+    r"^\s*(?:<\|im_start\|>[ \t]*(?:assistant|model)?|<start_of_turn>[ \t]*(?:model|assistant)?"
+    r"|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>|<\|assistant\|>|<s>|<bos>)[ \t]*\n?",
+    re.IGNORECASE,
+)
+"""The template's header of the model's own turn, when a model writes it out (dropped)."""
+_OPEN_HEADER = re.compile(r"\s*(?:<\|im_start\|>|<start_of_turn>|<\|start_header_id\|>)[ \t]*([A-Za-z]*)$")
+_TURN_END = re.compile(
+    r"<\|(?:im_end|eot_id|eom_id|endoftext|end_of_text|end|im_start|start_header_id|user|system)\|>"
+    r"|</s>|<end_of_turn>|<start_of_turn>|<eos>|\[INST\]|\[/INST\]",
+    re.IGNORECASE,
+)
+"""Where the model's turn ends (or the next one starts): nothing after it is for the user."""
+_MACHINE_BLOCK = re.compile(
+    r"<(tool_call|tool_response|tools|think|functioncall)>.*?(?:</\1>|$)"
+    r"|<function=[^>]*>.*?(?:</function>|$)|```.*?(?:```|$)"
+    r"|\[TOOL_CALLS\].*$|<\|python_tag\|>.*$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Blocks written for the machine: tool calls and results, reasoning, code (to their end, or
+to the end of the text when they are cut off)."""
+_SPECIAL = re.compile(r"<\|[^|<>\s]{1,40}\|>")
+_TAG_RE = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+_PARTIAL = re.compile(r"<(?:\|[^>]*|[/!A-Za-z][^<>\s]*)?$")
+"""A tag or special token still being written at the end of a streamed text."""
+
+
+def model_turn(raw: str) -> str:
+    """``raw`` as the model's own turn: without a header of that turn the model wrote out
+    (``<|im_start|>assistant``), and cut at the first end-of-turn or next-turn token."""
+    text = raw.replace("\r", "")
+    opening = _OPEN_HEADER.match(text)
+    if opening is not None and any(role.startswith(opening.group(1).lower()) for role in ("assistant", "model")):
+        return ""  # "<|im_start|>assista": a header still being written
+    while True:  # "<s><|im_start|>assistant\n": every header the model wrote for itself
+        header = _TURN_HEADER.match(text)
+        if header is None or not header.group(0):
+            break
+        text = text[header.end() :]
+    end = _TURN_END.search(text)
+    return text if end is None else text[: end.start()]
+
+
+def spoken_text(raw: str, tools: Iterable[Tool] = (), *, final: bool = True) -> str:
+    """The words of ``raw`` (a model's output) meant for a person; "" if there are none.
+
+    The one seam every reply an LLM agent speaks goes through (a decoder's reply, the streamed
+    reply, a handoff target's words): the turn ends at the first end-of-turn or next-turn token
+    of any common template (``<|im_end|>``, ``<|eot_id|>``, ``</s>``, ``<end_of_turn>``,
+    ``<|im_start|>`` ...; what a small model writes after one is an imagined next turn), a
+    header of its own turn at the start (``<|im_start|>assistant``) is dropped, and so are tool
+    call and reasoning blocks (``<tool_call>``, ``<think>``, ``[TOOL_CALLS]``, code fences),
+    JSON objects and arrays, pythonic calls of ``tools``, other special tokens and tags.
+    Words around them are kept: ``'{"name": "drive_to", ...} Sure!<|im_end|>'`` -> ``"Sure!"``.
+
+    What is still being written at the end (``<|im_``, an unclosed ``{`` or ``[``) is held
+    back, so while a text streams each call's result extends the last one's;
+    ``final=False`` (streaming) also keeps trailing blanks."""
+    text = model_turn(raw)
+    partial = _PARTIAL.search(text)  # a token still being written, or cut off by max_tokens
+    if partial is not None:
+        text = text[: partial.start()]
+    if not final:
+        text = text.rstrip("`")  # perhaps a code fence being written
+    text = _MACHINE_BLOCK.sub(" ", text)
+    text = _SPECIAL.sub(" ", text)
+    text = _drop_json(text)
+    names = {t.name for t in tools}
+    if names:
+        text = _drop_named_calls(text, names)
+        last = re.search(r"(?:\bfunctions\.)?\b([A-Za-z_]\w*)\s*$", text)
+        if not final and last is not None and any(n.startswith(last.group(1)) for n in names):
+            text = text[: last.start()]  # "drive_t": perhaps a call of drive_to, being written
+    text = _TAG_RE.sub(" ", text)
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r" +([.,;:!?])", r"\1", text)
+    text = text.lstrip()
+    return text.rstrip() if final else text
+
+
+def _drop_json(text: str) -> str:
+    """``text`` without JSON objects and arrays (and bracketed machine text); a bracket that
+    never closes takes the rest with it (a call cut off by ``max_tokens``)."""
+    out: list[str] = []
+    i = 0
+    decoder = json.JSONDecoder()
+    while i < len(text):
+        ch = text[i]
+        if ch not in "{[":
+            out.append(ch)
+            i += 1
+            continue
+        try:
+            _obj, end = decoder.raw_decode(text, i)
+        except _PARSE_ERRORS:
+            closing = _closing(text, i)
+            if closing is None:
+                break  # cut off: the rest is its body
+            end = closing
+            inner = text[i + 1 : end - 1]
+            if not re.search(r'["{}:\[\]=(]', inner):
+                out.append(text[i:end])  # "[laughs]", "{curly}": words, not data
+                i = end
+                continue
+        out.append(" ")
+        i = end
+    return "".join(out)
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index just after the bracket that closes the one at ``start`` (None if it never does)."""
+    depth = 0
+    for j in range(start, len(text)):
+        if text[j] in "{[(":
+            depth += 1
+        elif text[j] in "}])":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return None
+
+
+def _drop_named_calls(text: str, names: set[str]) -> str:
+    """``text`` without pythonic calls of ``names`` (``drive_to(place="kitchen")``, ``functions.stop()``)."""
+    out = text
+    for match in reversed(list(re.finditer(r"(?:\bfunctions\.)?\b([A-Za-z_]\w*)\s*\(", text))):
+        if match.group(1) not in names:
+            continue
+        end = _closing(text, match.end() - 1)
+        out = out[: match.start()] + " " + (out[end:] if end is not None else "")
+    return out

@@ -1,14 +1,21 @@
 """Streaming an agent's reply: words go out token by token, machine text never does.
 
-A small model asked for words sometimes writes a tool call, JSON or markup instead
-(often a copy of the call it just made). :func:`stream_reply` passes prose through as
-it is generated (``ReplyDelta`` events) but holds back a reply that *starts* like
-machine text (``{ [ < ```, or the name of one of the agent's tools) until it is
-complete; then, after a tool call, machine text or nothing is replaced by the tool's
-own words (:func:`~edgevox.agents.tool_calls.fallback_reply`), and otherwise a
-``{"reply": ...}`` is unwrapped or the user is asked to say it another way. Nothing
-written here runs: only the decoder's calls are executed. So raw call JSON is never
-spoken or remembered.
+Every piece goes through :func:`~edgevox.agents.parsing.spoken_text`, the one seam between a
+model's raw output and what is said: nothing after an end-of-turn token (``<|im_end|>``,
+``</s>`` ...), no template header, special token, tag, tool-call block, JSON or call of a
+tool. Prose is passed on as it is generated (``ReplyDelta`` events, each extending the
+cleaned text so far; what may still become markup, ``<|im_`` or an open ``{``, waits for
+the next piece).
+
+A small model asked for words sometimes writes a tool call, JSON or markup instead (often a
+copy of the call it just made). A reply that *starts* like machine text (``{ [ < ```, or the
+name of one of the agent's tools) is held back until it is complete; then, after a tool call,
+a call or nothing is replaced by the tool's own words
+(:func:`~edgevox.agents.tool_calls.fallback_reply`: replies come from the record); a
+``{"reply": ...}`` is unwrapped; a call no tool ran for, or nothing left to say, becomes a
+request to say it another way (the words next to such a call would claim an action that
+never happened). Nothing written here runs: only the decoder's calls are executed. So raw
+call JSON and template tokens are never spoken or remembered.
 """
 
 from __future__ import annotations
@@ -20,11 +27,10 @@ from typing import TYPE_CHECKING
 from edgevox.agents.base import AgentResult
 from edgevox.agents.decoders import GARBLED_CALL_REPLY
 from edgevox.agents.events import ReplyDelta
-from edgevox.agents.parsing import calls_tool_by_name, looks_like_call, parse_reply
-from edgevox.agents.tool_calls import fallback_reply, looks_like_machine_text
+from edgevox.agents.parsing import calls_tool_by_name, parse_reply, parse_tool_calls, spoken_text
+from edgevox.agents.tool_calls import fallback_reply
 from edgevox.runtime.context import AgentContext
 from edgevox.runtime.events import Event
-from edgevox.voice.speechtext import clean_for_speech
 
 if TYPE_CHECKING:
     from edgevox.agents.llm_agent import LLMAgent
@@ -39,36 +45,53 @@ def stream_reply(
     """The reply from the LLM's ``pieces``, as ``ReplyDelta`` events (see the module docstring).
     ``result.text`` is what was said so far, so a cancelled run still knows it."""
     parts: list[str] = []
-    held: list[str] = []
+    said = ""  # the cleaned text passed on so far
     holding = True  # until the first visible character says prose or machine text
     names = [t.name for t in agent.tools]
     for piece in pieces:
         parts.append(piece)
-        text = "".join(parts).strip()
+        raw = "".join(parts)
         if holding:
-            held.append(piece)
-            if not text or text[0] in MACHINE_START or may_be_call(text, names):
+            head = raw.strip()
+            if not head or head[0] in MACHINE_START or may_be_call(head, names):
                 continue
-            holding, piece = False, "".join(held)
-        result.text = text
-        delta = ReplyDelta(agent=agent.name, text=piece)
-        ctx.publish(delta)
-        yield delta
-    if not holding or ctx.cancelled:
+            holding = False
+        said = yield from _say_more(agent, ctx, result, said, spoken_text(raw, agent.tools, final=False))
+    if ctx.cancelled:
         return
-    text = "".join(parts).strip()
-    if result.tool_calls and (not text or looks_like_machine_text(text)):
-        text = fallback_reply(result.tool_calls[-1])
-    elif text and looks_like_call(text, agent.tools):
-        # Asked for words, the model wrote a call or data: its {"reply": ...} if that is
-        # what it is, its words if any are left once the markup is gone, else a question.
-        reply = parse_reply(text)
-        if reply is not None:
-            text = reply
-        elif calls_tool_by_name(text, agent.tools) or not re.search(r"\w", clean_for_speech(text)):
-            text = GARBLED_CALL_REPLY
+    raw = "".join(parts)
+    if not holding:
+        yield from _say_more(agent, ctx, result, said, spoken_text(raw, agent.tools))
+        return
+    text = _held_reply(raw, agent, result)
     if text:
         yield from agent.emit_text(text, ctx, result)
+
+
+def _say_more(
+    agent: LLMAgent, ctx: AgentContext, result: AgentResult, said: str, clean: str
+) -> Generator[Event, None, str]:
+    """Pass on what ``clean`` (the cleaned text so far) adds to ``said``; returns what is said now."""
+    if len(clean) <= len(said) or not clean.startswith(said):
+        return said  # nothing new (or markup dropped what was still pending): wait for more
+    result.text = clean.strip()
+    delta = ReplyDelta(agent=agent.name, text=clean[len(said) :])
+    ctx.publish(delta)
+    yield delta
+    return clean
+
+
+def _held_reply(raw: str, agent: LLMAgent, result: AgentResult) -> str:
+    """What to say for a reply that started like machine text (see the module docstring)."""
+    reply = parse_reply(raw)
+    text = spoken_text(reply if reply is not None else raw, agent.tools)
+    names = {t.name for t in agent.tools}
+    calls = any(c.name in names for c in parse_tool_calls(raw, agent.tools)) or calls_tool_by_name(raw, agent.tools)
+    if result.tool_calls and (calls or not text):
+        return fallback_reply(result.tool_calls[-1])
+    if calls or (not text and raw.strip()):
+        return GARBLED_CALL_REPLY
+    return text
 
 
 def may_be_call(text: str, tool_names: Iterable[str]) -> bool:

@@ -143,7 +143,7 @@ def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext
     """Execute a same-turn handoff: publish a ``HandoffEvent``, then run ``target`` on ``task``
     through :func:`stream_child` with its own scratch state and :meth:`Handoff.brief` in
     ``ctx.handoff_brief`` (the LLM agent puts it, after ``CONTEXT_PREFIX``, in its
-    system prompt). Returns the
+    system prompt) and the handing agent added to ``ctx.handoff_chain``. Returns the
     target's result with ``handoff`` set to the target's name.
 
     The target keeps its own per-session conversation memory across handoffs (an LLM agent's
@@ -158,7 +158,8 @@ def stream_handoff(handoff: Handoff, target: Agent, task: str, ctx: AgentContext
     event = HandoffEvent(from_agent=handoff.from_agent, to_agent=handoff.target, summary=handoff.brief())
     ctx.publish(event)
     yield event
-    result = yield from stream_child(target, task, ctx, handoff_brief=handoff.brief(), state={})
+    chain = (*ctx.handoff_chain, handoff.from_agent)  # counted by the one limit per turn (tool_calls.py)
+    result = yield from stream_child(target, task, ctx, handoff_brief=handoff.brief(), state={}, handoff_chain=chain)
     return replace(result, handoff=handoff.target)
 
 

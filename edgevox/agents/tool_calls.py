@@ -1,5 +1,9 @@
 """An :class:`~edgevox.agents.llm_agent.LLMAgent`'s tools: the set it offers, and running the calls it decided on.
 
+(Over 400 lines because the calls of one decision - tools, skills, handoffs with the one
+per-turn handoff limit, the tool limits - are one loop over one result; split candidate: the
+handoff tool and its limit, next to ``run.stream_handoff``.)
+
 :func:`collect_tools` builds the set once (plain functions wrapped, skills' tools, one
 ``handoff_to_<name>`` tool per handoff target) and refuses a string where a list belongs.
 
@@ -20,11 +24,16 @@ at most that many at a time, each announced before and finished after the group,
 in call order; every other call keeps running alone, in order.
 
 A tool runs inline (with its deadline); a skill starts a goal and returns at once;
-``handoff_to_<agent>`` runs that agent in ``ctx.child(...)`` and ends the run.
+``handoff_to_<agent>`` runs that agent in ``ctx.child(...)`` and ends the run. Handoffs are
+counted per turn across every agent that had it (``ctx.handoff_chain``): one past the agent's
+``max_handoffs_per_turn`` is refused by :func:`handoff_limit` and the turn ends with
+:data:`HANDOFF_LIMIT_REPLY` (two agents that keep handing the turn to each other otherwise
+recursed until Python's recursion limit, a hundred LLM calls later).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -34,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from edgevox.agents.base import AgentResult, Handoff
-from edgevox.agents.events import ToolCallFinished, ToolCallStarted
+from edgevox.agents.events import HandoffLimitReached, ToolCallFinished, ToolCallStarted
 from edgevox.agents.hooks import HookPoint, run_hooks
 from edgevox.agents.parsing import looks_like_call
 from edgevox.agents.run import stream_handoff
@@ -48,7 +57,16 @@ from edgevox.runtime.events import Event
 if TYPE_CHECKING:
     from edgevox.agents.llm_agent import LLMAgent
 
+log = logging.getLogger(__name__)
+
 HANDOFF_PREFIX = "handoff_to_"
+DEFAULT_MAX_HANDOFFS_PER_TURN = 8
+"""Handoffs one user turn may make, counted across every agent that had it
+(``orchestration.handoff.max_handoffs_per_turn``)."""
+MAX_HANDOFFS_PER_TURN = 32
+"""The largest ``max_handoffs_per_turn`` accepted."""
+HANDOFF_LIMIT_REPLY = "Sorry, we could not settle who should handle this. Please ask me again in other words."
+"""Said when a turn was handed on ``max_handoffs_per_turn`` times and one more handoff was asked for."""
 NOT_RUN = "not_run"
 """``ToolResult.error_kind`` of a call the model asked for that was refused (the error says why)."""
 
@@ -204,8 +222,9 @@ def run_calls(
             yield event
             if call.name in agent.handoffs:
                 yield from _handoff(agent, call, task, ctx, result)
+                why = f"the conversation was handed to {result.handoff}" if result.handoff else "the turn ended"
                 for rest in calls[i:]:
-                    yield from _refuse(agent, rest, f"the conversation was handed to {result.handoff}", ctx, result)
+                    yield from _refuse(agent, rest, why, ctx, result)
                 return None
             started.append((call, tr))
         t0 = time.monotonic()
@@ -334,10 +353,46 @@ def execute(agent: LLMAgent, call: ToolCall, ctx: AgentContext, result: AgentRes
     return ToolResult(call, ok=True, value=f"Okay, {call.name.replace('_', ' ')} {args}.".replace(" .", "."))
 
 
+def check_max_handoffs(value: Any, where: str) -> int:
+    """``value`` if it is a valid ``max_handoffs_per_turn``, else an :class:`ArgumentError` naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_HANDOFFS_PER_TURN:
+        raise ArgumentError(
+            f"{where} = {value!r}: must be a whole number from 1 to {MAX_HANDOFFS_PER_TURN} "
+            f"(handoffs one user turn may make; default {DEFAULT_MAX_HANDOFFS_PER_TURN})"
+        )
+    return value
+
+
+def handoff_limit(ctx: AgentContext, chain: Sequence[str], target: str, limit: int) -> str:
+    """The one limit on handoffs per turn. ``chain``: the agents that had this turn, oldest first,
+    ending with the one asking to hand it to ``target``. "" while one more handoff is allowed;
+    otherwise a :class:`HandoffLimitReached` event is published, a warning names the chain (a
+    cycle shows as names repeating), and the error for the turn's result is returned. The caller
+    then ends the turn saying :data:`HANDOFF_LIMIT_REPLY`."""
+    made = len(chain) - 1
+    if made < limit:
+        return ""
+    path = " -> ".join([*chain, target])
+    cycle = " (a cycle)" if target in chain else ""
+    error = (
+        f"handoff limit reached: {path} refused{cycle}; the turn was already handed on {made} times "
+        f"(max_handoffs_per_turn = {limit})"
+    )
+    log.warning("session %s: %s", ctx.session_id, error)
+    ctx.publish(HandoffLimitReached(chain=tuple(chain), to_agent=target, max_handoffs=limit))
+    return error
+
+
 def _handoff(
     agent: LLMAgent, call: ToolCall, task: str, ctx: AgentContext, result: AgentResult
 ) -> Generator[Event, None, None]:
     target = agent.handoffs[call.name]
+    over = handoff_limit(ctx, (*ctx.handoff_chain, agent.name), str(target.name), agent.max_handoffs_per_turn)
+    if over:
+        yield from _finish(agent, ToolResult(call, ok=False, error=over, error_kind=NOT_RUN), 0.0, ctx, result)
+        yield from agent.emit_text(HANDOFF_LIMIT_REPLY, ctx, result)
+        result.ok, result.error = False, over
+        return
     history = agent.memory_for(ctx).history(ctx.session_id)
     handoff = Handoff(
         from_agent=agent.name,

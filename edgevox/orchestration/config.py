@@ -27,7 +27,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
-from edgevox.config.fields import Name, Seconds, Section
+from edgevox.config.fields import Name, Period, Seconds, Section
 
 PosInt = Annotated[StrictInt, Field(ge=1, le=1000)]
 PosFloat = Seconds
@@ -86,7 +86,9 @@ class SwarmSection(Section):
 
     agents: list[Name] = Field(min_length=1, description="Agents of the swarm; each may hand the turn to every other.")
     entry: Name | None = Field(None, description="Agent that answers first; null = the first agent.")
-    max_handoffs: PosInt = Field(5, description="Handoffs allowed within one turn.")
+    max_handoffs: Annotated[StrictInt, Field(ge=1, le=32)] | None = Field(
+        None, description="Handoffs allowed within one turn; null = `orchestration.handoff.max_handoffs_per_turn`."
+    )
     aliases: dict[StrictStr, Name] = Field(default_factory=dict, description="Other names agents may use for a target.")
 
 
@@ -273,6 +275,11 @@ class HandoffSection(Section):
         description="Recent user/assistant messages the receiving agent gets with the summary, so the user never "
         "repeats themselves (0: the summary only).",
     )
+    max_handoffs_per_turn: Annotated[StrictInt, Field(ge=1, le=32)] = Field(
+        8,
+        description="Handoffs one user turn may make, counted over every agent that had it (`handoff_to_<name>` "
+        "tools and a swarm's peers alike); one more ends the turn saying the agents could not settle who handles it.",
+    )
     notify: StrictBool = Field(
         True, description="Say a short notification naming the target when a handoff is accepted, before it speaks."
     )
@@ -307,7 +314,7 @@ class CoordinatorSection(Section):
         description="Overall time limit of one turn in seconds; at it the user hears what was finished "
         "and which agents did not finish. null = none.",
     )
-    progress_interval_s: PosFloat | None = Field(
+    progress_interval_s: Period | None = Field(
         None, description="Publish a progress event this often while a turn runs, in seconds; null = never."
     )
     still_working: StrictStr = Field(

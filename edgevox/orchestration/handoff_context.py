@@ -1,7 +1,7 @@
 """What travels with a handoff besides the summary, and what the user hears when it happens.
 
 * :class:`HandoffOptions`: how many recent turns travel with a handoff (``history_turns``),
-  and the short notification the user hears when one is accepted (``notify``,
+  how many handoffs one turn may make (``max_handoffs_per_turn``), and the short notification the user hears when one is accepted (``notify``,
   ``notification``: ``"Connecting you with {target}..."``, OmniForge), naming the target by
   its friendly name (``names``, else its name in words: ``billing_agent`` -> "billing agent").
 * :class:`Transcript`: the session's recent user/assistant messages, kept in the
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edgevox.agents.base import HANDOFF_HISTORY_TURNS
+from edgevox.agents.tool_calls import DEFAULT_MAX_HANDOFFS_PER_TURN, check_max_handoffs
 from edgevox.errors import ArgumentError
 from edgevox.orchestration.state import SessionStore
 
@@ -46,8 +47,12 @@ class HandoffOptions:
     """``{target}`` is the target's friendly name; ``{source}`` and ``{reason}`` may be used too."""
     names: Mapping[str, str] = field(default_factory=dict)
     """Friendly names of agents for the notification (``{"billing_agent": "our billing team"}``)."""
+    max_handoffs_per_turn: int = DEFAULT_MAX_HANDOFFS_PER_TURN
+    """Handoffs one user turn may make, over every agent that had it (1 to 32); one more ends the
+    turn with :data:`~edgevox.agents.tool_calls.HANDOFF_LIMIT_REPLY`."""
 
     def __post_init__(self) -> None:
+        check_max_handoffs(self.max_handoffs_per_turn, "handoff max_handoffs_per_turn")
         turns = self.history_turns
         if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= MAX_HISTORY_TURNS:
             raise ArgumentError(

@@ -175,6 +175,10 @@ class AgentContext:
     handoff_brief: str = ""
     """Set for the target of a same-turn handoff: who handed over, why, the summary and the
     recent turns (``Handoff.brief()``); an LLM agent puts it in its system prompt."""
+    handoff_chain: tuple[str, ...] = ()
+    """The agents that handed this turn on before the one running, oldest first (same-turn
+    handoffs: ``handoff_to_<name>`` tools and a Swarm's hops). The one limit on handoffs per
+    turn counts them; a fresh turn starts with none."""
     delegator: Delegator | None = None
     """What the ``delegate`` tool delegates through (set by a delegating Supervisor and for
     delegated workers; ``None``: delegation is not available to this agent)."""

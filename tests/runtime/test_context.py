@@ -32,6 +32,7 @@ def test_child_carries_every_field_and_links_a_fresh_cancel_token():
         "speculation": Speculation(CancelToken()),
         "handoff": object(),
         "handoff_brief": "wants a human; user: help",
+        "handoff_chain": ("concierge", "chef"),
         "delegator": object(),
         "delegation_id": "worker-1",
         "channel": "ros2",

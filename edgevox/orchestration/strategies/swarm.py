@@ -6,7 +6,14 @@ Each agent is given, per run (``ctx.tools``), ``handoff_conversation`` whose ``t
 lists exactly its peers. When the peer handed to fails, the handing-off agent's own words are
 spoken after all, followed by a sentence saying what happened, and the conversation stays with
 the handing-off agent; when the peer holding the session from earlier turns fails, the entry
-agent takes it back and says so: the user is never left in silence."""
+agent takes it back and says so: the user is never left in silence.
+
+Handoffs are bounded per turn by the one limit (:func:`~edgevox.agents.tool_calls.handoff_limit`,
+``orchestration.handoff.max_handoffs_per_turn``), counted together with any handoff that led to
+the swarm (``ctx.handoff_chain``), and each peer's ``handoff_to_<name>`` tools count on: a
+handoff past it is not applied, the session stays with the agent that asked, and the turn ends
+with :data:`~edgevox.agents.tool_calls.HANDOFF_LIMIT_REPLY`. A handoff to a human is never
+refused for it."""
 
 from __future__ import annotations
 
@@ -15,7 +22,13 @@ from collections.abc import Mapping, Sequence
 from edgevox.agents.base import Agent, AgentResult
 from edgevox.agents.events import ReplyDelta
 from edgevox.agents.run import child_name
-from edgevox.orchestration.handoff import HandoffHandler
+from edgevox.agents.tool_calls import (
+    DEFAULT_MAX_HANDOFFS_PER_TURN,
+    HANDOFF_LIMIT_REPLY,
+    check_max_handoffs,
+    handoff_limit,
+)
+from edgevox.orchestration.handoff import HUMAN, HandoffHandler
 from edgevox.orchestration.handoff_context import HandoffOptions
 from edgevox.orchestration.strategies.base import Orchestration, check_agents
 from edgevox.orchestration.strategies.handback import hand_back
@@ -35,7 +48,7 @@ class Swarm(Orchestration):
         agents: Sequence[Agent],
         entry: str | None = None,
         *,
-        max_handoffs: int = 5,
+        max_handoffs: int | None = None,
         aliases: Mapping[str, str] | None = None,
         handoff_options: HandoffOptions | None = None,
         **kw: object,
@@ -45,7 +58,8 @@ class Swarm(Orchestration):
         self.entry = entry or next(iter(self.agents))
         if self.entry not in self.agents:
             raise ValueError(f"Swarm entry {self.entry!r} is not one of {sorted(self.agents)}")
-        self.max_handoffs = max_handoffs
+        self.max_handoffs = None if max_handoffs is None else check_max_handoffs(max_handoffs, "Swarm max_handoffs")
+        """Handoffs one turn may make; None: ``handoff_options.max_handoffs_per_turn``."""
         self.aliases = dict(aliases or {})
         self.handoff_options = handoff_options
         """Recent turns a handoff carries and the notification spoken (None: the defaults)."""
@@ -65,10 +79,19 @@ class Swarm(Orchestration):
             options=self.handoff_options,
         )
 
+    @property
+    def max_handoffs_per_turn(self) -> int:
+        """Handoffs one turn may make: ``max_handoffs``, else the handoff options' limit."""
+        if self.max_handoffs is not None:
+            return self.max_handoffs
+        options = self.handoff_options
+        return options.max_handoffs_per_turn if options is not None else DEFAULT_MAX_HANDOFFS_PER_TURN
+
     def _run(self, task: str, ctx: AgentContext) -> Run:
         """The answering agent's reply streams as it is generated; the words of an agent that
         hands the turn on are held back (spoken only if that ends the turn: a handoff to a
-        human, or too many handoffs)."""
+        human). Bounded: each hop either ends the turn or adds an agent to ``visited``, and
+        :func:`handoff_limit` refuses the handoff that would pass the limit."""
         handler = self.handler(ctx)
         store = handler.store
         state = store.state(ctx.session_id)
@@ -77,8 +100,8 @@ class Swarm(Orchestration):
         held: list[ReplyDelta] = []
         handed_from: tuple[str, list[ReplyDelta]] | None = None  # who handed this turn to ``current``, and its words
         visited: list[str] = []  # the agents that had this turn, in order
-        for hop in range(self.max_handoffs + 1):
-            handler.begin_turn(ctx.session_id, text=task if hop == 0 else None)
+        while True:
+            handler.begin_turn(ctx.session_id, text=None if visited else task)
             state = store.update(
                 ctx.session_id,
                 lambda s, c=current: s if s.active_agent == c else s.transition(to_agent=c, reason="swarm"),
@@ -92,7 +115,8 @@ class Swarm(Orchestration):
             # Never back to an agent that already had this turn: it passed the request on, and a
             # small model would otherwise bounce it between two peers until max_handoffs.
             tools = self.handoff_tools.for_agent(current, agent, exclude=visited)
-            events = self.stream_call(agent, agent_task, ctx, handoff=handler, tools=tools)
+            chain = (*ctx.handoff_chain, *visited[:-1])  # who handed this turn on before ``current``
+            events = self.stream_call(agent, agent_task, ctx, handoff=handler, tools=tools, handoff_chain=chain)
             try:
                 while True:
                     try:
@@ -107,6 +131,21 @@ class Swarm(Orchestration):
             finally:
                 events.close()
             steps.append(outcome)
+            pending = handler.pending(ctx.session_id)
+            over = ""
+            if pending is not None and outcome.ok and pending.target != HUMAN:
+                over = handoff_limit(ctx, (*chain, current), pending.target, self.max_handoffs_per_turn)
+            if over:
+                handler.begin_turn(ctx.session_id)  # not applied: the session stays with ``current``
+                handler.commit(ctx.session_id, reply=HANDOFF_LIMIT_REPLY)
+                yield ReplyDelta(source=self.name, agent=current, text=HANDOFF_LIMIT_REPLY)
+                return AgentResult(
+                    HANDOFF_LIMIT_REPLY,
+                    agent=current,
+                    ok=False,
+                    error=f"{self.name}: more than {self.max_handoffs_per_turn} handoffs in one turn; {over}",
+                    steps=steps,
+                )
             new_state = handler.commit(ctx.session_id, reply=outcome.text)
             if not outcome.ok and not outcome.cancelled and (handed_from is not None or current != self.entry):
                 # Back to who handed to it this turn; the holder of earlier turns failed: to the entry agent.
@@ -121,14 +160,6 @@ class Swarm(Orchestration):
             notice = handler.take_notice(ctx.session_id)  # "Connecting you with <target>...", once
             if notice is not None:
                 yield notice
-        yield from held
-        return AgentResult(
-            steps[-1].text,
-            agent=steps[-1].agent,
-            ok=False,
-            error=f"{self.name}: more than {self.max_handoffs} handoffs in one turn",
-            steps=steps,
-        )
 
     def _target_failed(
         self,
