@@ -3,6 +3,8 @@
 :func:`check_config` reports, item by item, whether the models resolve, the references
 (custom engines, agent factories, tools, triggers) import, the audio devices or files open
 and the enabled bridges can start; :func:`list_audio_devices` lists what PortAudio sees.
+Engine sections go through :mod:`edgevox.config.engine_checks`, the validation ``run`` does
+before it loads a model, so a section ``run`` refuses fails here with the same line.
 Library code: it returns reports and never prints (``edgevox check`` in
 :mod:`edgevox.cli.run_cmd` prints them, as text or ``--json``).
 """
@@ -15,6 +17,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from edgevox.config import build as wiring
+from edgevox.config.engine_checks import EngineSection
 from edgevox.config.schema import (
     AgentConfig,
     AppConfig,
@@ -26,7 +29,6 @@ from edgevox.config.schema import (
 )
 from edgevox.errors import AudioDeviceError, EdgeVoxError
 
-EngineSection = STTConfig | LLMConfig | TTSConfig | VADConfig
 C = TypeVar("C", STTConfig, LLMConfig, TTSConfig)
 
 
@@ -55,19 +57,10 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
     report = CheckReport()
     text_in = config.audio.input.source == "text"
     no_out = config.audio.output.sink == "none"
-    needed: list[tuple[str, EngineSection]] = [("LLM", config.llm)]
-    if not text_in:
-        needed.insert(0, ("STT", config.stt))
-    if not no_out:
-        needed.append(("TTS", config.tts))
-    needed.append(("VAD", config.vad))
-    for role, section in needed:
-        if wiring.is_ref(section.engine) or ":" in section.engine:
-            _try(report, f"{role} engine", partial(_check_custom_engine, role, section))
-        elif isinstance(section, TTSConfig):
-            _try(report, f"{role} model", partial(_resolve_model, section.voice))
-        elif not isinstance(section, VADConfig):
-            _try(report, f"{role} model", partial(_resolve_model, section.model))
+    rate = config.audio.sample_rate_hz
+    for spec in wiring.engine_sections(config):  # the sections `run` builds, checked as it checks them
+        if spec.agent is None:
+            _try_engine(report, spec, rate)
     from edgevox.config.diagnostics import engine_devices
 
     for what, status, detail in engine_devices(config):
@@ -78,6 +71,7 @@ def check_config(config: AppConfig, *, load_models: bool = False) -> CheckReport
             _try(report, "load STT", partial(_load, wiring.make_stt, config.stt))
         if not no_out:
             _try(report, "load TTS", partial(_load, wiring.make_tts, config.tts))
+        _try(report, "load VAD", lambda: type(wiring.make_vad(config.vad, rate)).__name__ + " loaded")
     _check_agent_llms(report, config, load=load_models)
     for name, agent in config.agents.items():
         refs = ([agent.factory] if agent.factory else []) + agent.tools + agent.skills
@@ -148,38 +142,49 @@ def _load_wake(config: AppConfig) -> str:
         detector.close()
 
 
+def _try_engine(report: CheckReport, spec: EngineSection, rate: int) -> None:
+    """The section checked as ``run`` checks it before loading (:func:`wiring.check_engine`),
+    then its model resolved: ``STT model``, or ``LLM engine`` for a custom one."""
+    try:
+        custom = wiring.check_engine(spec.role, spec.section, spec.key, sample_rate_hz=rate) is not None
+    except EdgeVoxError as exc:
+        report.add(f"{spec.role} engine", "fail", str(exc))
+        return
+    section = spec.section
+    if custom:
+        report.add(f"{spec.role} engine", "ok", f"custom {section.engine}")
+    elif isinstance(section, TTSConfig):
+        _try(report, f"{spec.role} model", partial(_resolve_model, section.voice))
+    elif not isinstance(section, VADConfig):
+        _try(report, f"{spec.role} model", partial(_resolve_model, section.model))
+
+
 def _check_agent_llms(report: CheckReport, config: AppConfig, *, load: bool) -> None:
     """One item per agent with its own ``llm:`` keys: its model resolved (and loaded), or which
     engine it shares (same model file and load options as ``llm:`` or an earlier agent)."""
     main_key = wiring.llm_key(config.llm)
     first: dict[tuple[str, ...], str] = {}
-    for name, agent in config.agents.items():
-        if agent.llm is None:
+    for spec in wiring.engine_sections(config):
+        if spec.agent is None or not isinstance(spec.section, LLMConfig):
             continue
-        cfg = config.llm_for(name)
+        name, cfg = spec.agent, spec.section
         key = wiring.llm_key(cfg)
         if key == main_key or key in first:
             owner = "llm:" if key == main_key else f"agent {first[key]}"
             report.add(f"agent {name} model", "ok", f"{cfg.model}: shares the engine of {owner}")
             continue
         first[key] = name
-        if wiring.is_ref(cfg.engine):
-            where = f"agents.{name}.llm.engine"
-            _try(report, f"agent {name} model", partial(wiring.engine_factory, cfg.engine, cfg.options, where))
-        else:
-            _try(report, f"agent {name} model", partial(_own_engine, cfg))
+        _try(report, f"agent {name} model", partial(_own_engine, spec, cfg))
         if load:
             _try(report, f"load agent {name} LLM", partial(_load, wiring.make_llm, cfg))
 
 
-def _own_engine(cfg: LLMConfig) -> str:
-    """An agent's own llama.cpp engine: its model resolved, and the load options that make it one."""
+def _own_engine(spec: EngineSection, cfg: LLMConfig) -> str:
+    """An agent's own engine (``cfg`` is ``spec.section``), checked as ``run`` checks it; for
+    llama.cpp its model resolved and the load options that make it one."""
+    if wiring.check_engine(spec.role, cfg, spec.key) is not None:
+        return f"custom {cfg.engine}"
     return f"{_resolve_model(cfg.model)}; its own engine (context_tokens {cfg.context_tokens})"
-
-
-def _check_custom_engine(role: str, section: EngineSection) -> str:
-    wiring.engine_factory(section.engine, section.options, f"{role.lower()}.engine")
-    return f"custom {section.engine}"
 
 
 def _resolve_model(ref: str) -> str:

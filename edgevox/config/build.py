@@ -30,8 +30,6 @@ from edgevox.config.build_engines import (
     LoadedEngines,
     Progress,
     Steps,
-    engine_factory,
-    is_ref,
     llm_key,
     make_audio_in,
     make_audio_out,
@@ -43,6 +41,7 @@ from edgevox.config.build_engines import (
     make_vad,
 )
 from edgevox.config.build_orchestration import delegation_tools_for, make_delegator
+from edgevox.config.engine_checks import check_engine, check_engines, engine_factory, engine_sections, is_ref
 from edgevox.config.refs import import_ref
 from edgevox.config.schema import (
     AgentConfig,
@@ -69,7 +68,10 @@ __all__ = [
     "Progress",
     "Steps",
     "TemplateTrigger",
+    "check_engine",
+    "check_engines",
     "engine_factory",
+    "engine_sections",
     "import_ref",
     "is_ref",
     "llm_key",
@@ -181,6 +183,7 @@ def make_agent(
         temperature=temperature,
         decoder=make_decoder(cfg.decoder) if cfg.decoder is not None else None,
         limits=cfg.limits.model_dump(),
+        max_handoffs_per_turn=app.orchestration.handoff.max_handoffs_per_turn,
     )
 
 

@@ -8,23 +8,22 @@ used: a text config never imports faster-whisper, piper or sounddevice.
 
 Custom engines: a section whose ``engine`` is a ``module:factory`` reference is built by
 calling ``factory(**options)``; the returned object must satisfy the engine's protocol in
-:mod:`edgevox.engines.base`.
+:mod:`edgevox.engines.base`. What a section must pass before anything is built is
+:mod:`edgevox.config.engine_checks`, shared with ``edgevox check``.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
-import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from edgevox.config.refs import import_ref
+from edgevox.config.engine_checks import Section as EngineSectionConfig
+from edgevox.config.engine_checks import check_engine, check_engines, is_ref
 from edgevox.config.schema import (
-    REF_PATTERN,
     AppConfig,
     AudioInputConfig,
     AudioOutputConfig,
@@ -44,37 +43,17 @@ T = TypeVar("T")
 # --- engines -------------------------------------------------------------------------------------
 
 
-def is_ref(engine: str) -> bool:
-    """True when an ``engine`` value is a ``module:factory`` reference (not a builtin name)."""
-    return re.match(REF_PATTERN, engine) is not None
-
-
-def engine_factory(engine: str, options: dict[str, Any], where: str) -> Callable[..., Any]:
-    """Import a custom engine factory and check it accepts ``options`` (without calling it)."""
-    factory = import_ref(engine, where=where)
-    if not callable(factory):
-        raise ConfigError(f"{where} = {engine!r} is a {type(factory).__name__}, not a factory function or class")
-    try:
-        inspect.signature(factory).bind(**options)
-    except TypeError as exc:
-        keys = ", ".join(options) or "no options"
-        raise ConfigError(
-            f"{where} = {engine!r} cannot be called with {keys}: {exc}; fix the engine's options"
-        ) from None
-    except ValueError:
-        pass  # no signature to inspect (some builtins): calling it will tell
-    return factory
-
-
-def _custom(engine: str, options: dict[str, Any], where: str, role: str) -> Any | None:
-    """Build a ``module:factory`` engine and check it has the methods of ``role``'s protocol."""
-    if not is_ref(engine):
+def _custom(role: str, cfg: EngineSectionConfig, key: str, *, sample_rate_hz: int | None = None) -> Any | None:
+    """Validate the section (:func:`check_engine`, the check ``edgevox check`` runs too); for a
+    ``module:factory`` engine, build it and check it has the methods of ``role``'s protocol."""
+    factory = check_engine(role, cfg, key, sample_rate_hz=sample_rate_hz)
+    if factory is None:
         return None
     from edgevox.engines import base
 
-    factory = engine_factory(engine, options, where)
+    where, engine = f"{key}.engine", cfg.engine
     try:
-        built = factory(**options)
+        built = factory(**cfg.options)
     except EdgeVoxError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's factory failed: name it
@@ -90,18 +69,10 @@ def _custom(engine: str, options: dict[str, Any], where: str, role: str) -> Any 
     return built
 
 
-def _unknown_engine(where: str, engine: str, known: Iterable[str]) -> ConfigError:
-    return ConfigError(
-        f"{where} = {engine!r}: unknown engine; use one of {', '.join(known)} or a 'module:factory' reference"
-    )
-
-
 def make_stt(cfg: STTConfig) -> STT:
-    custom = _custom(cfg.engine, cfg.options, "stt.engine", "STT")
+    custom = _custom("STT", cfg, "stt")
     if custom is not None:
         return custom
-    if cfg.engine != "faster-whisper":
-        raise _unknown_engine("stt.engine", cfg.engine, ["faster-whisper"])
     from edgevox.engines.stt_faster_whisper import FasterWhisperSTT
 
     return FasterWhisperSTT(
@@ -120,11 +91,9 @@ def make_stt(cfg: STTConfig) -> STT:
 
 
 def make_llm(cfg: LLMConfig) -> LLM:
-    custom = _custom(cfg.engine, cfg.options, "llm.engine", "LLM")
+    custom = _custom("LLM", cfg, "llm")
     if custom is not None:
         return custom
-    if cfg.engine != "llama-cpp":
-        raise _unknown_engine("llm.engine", cfg.engine, ["llama-cpp"])
     from edgevox.engines.llm_llama_cpp import LlamaCppLLM
 
     return LlamaCppLLM(
@@ -189,11 +158,9 @@ def _make_llm_at(make: Callable[[LLMConfig], LLM], cfg: LLMConfig, where: str) -
 
 
 def make_tts(cfg: TTSConfig) -> TTS:
-    custom = _custom(cfg.engine, cfg.options, "tts.engine", "TTS")
+    custom = _custom("TTS", cfg, "tts")
     if custom is not None:
         return custom
-    if cfg.engine != "piper":
-        raise _unknown_engine("tts.engine", cfg.engine, ["piper"])
     from edgevox.engines.tts_piper import PiperTTS
 
     return PiperTTS(
@@ -209,21 +176,14 @@ def make_tts(cfg: TTSConfig) -> TTS:
 
 
 def make_vad(cfg: VADConfig, sample_rate_hz: int) -> VAD:
-    custom = _custom(cfg.engine, cfg.options, "vad.engine", "VAD")
+    custom = _custom("VAD", cfg, "vad", sample_rate_hz=sample_rate_hz)
     if custom is not None:
         return custom
-    if cfg.engine != "webrtc":
-        raise _unknown_engine("vad.engine", cfg.engine, ["webrtc"])
     from edgevox.engines.vad_webrtc import WebRtcVAD
 
     vad = WebRtcVAD(sample_rate_hz=sample_rate_hz, frame_ms=cfg.frame_ms, aggressiveness=cfg.aggressiveness)
     if cfg.confirm == "none":
         return vad
-    if sample_rate_hz % 16000:
-        raise ConfigError(
-            f"vad.confirm = 'silero' needs a 16, 32 or 48 kHz pipeline (audio.sample_rate_hz = {sample_rate_hz}): "
-            "set vad.confirm: none or audio.sample_rate_hz: 16000"
-        )
     from edgevox.engines.vad_silero import ConfirmedVAD, SileroVAD
 
     return ConfirmedVAD(vad, SileroVAD(), threshold=cfg.silero_threshold)
@@ -346,6 +306,9 @@ def make_engines(config: AppConfig, given: Engines | None = None, *, step: Steps
 
     given = given or Engines()
     step = step or Steps(None)
+    # Every section is checked before the first model loads (seconds): a typo fails at once,
+    # with the line `edgevox check` prints for it.
+    check_engines(config, skip=[key for key in ("stt", "llm", "tts", "vad") if getattr(given, key) is not None])
     text_in = config.audio.input.source == "text"
     no_out = config.audio.output.sink == "none"
     rate = config.audio.sample_rate_hz

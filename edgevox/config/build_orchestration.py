@@ -116,7 +116,11 @@ def handoff_options(config: OrchestrationConfig) -> HandoffOptions:
 
     h = config.handoff
     return HandoffOptions(
-        history_turns=h.history_turns, notify=h.notify, notification=h.notification, names=dict(h.names)
+        history_turns=h.history_turns,
+        notify=h.notify,
+        notification=h.notification,
+        names=dict(h.names),
+        max_handoffs_per_turn=h.max_handoffs_per_turn,
     )
 
 

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from edgevox.config.fields import number_bounds, range_text
 from edgevox.config.schema import REF_PATTERN
 
 
@@ -185,6 +186,18 @@ def _short(err: ErrorDetails) -> str:
     return str(err["msg"]).replace("Input should be", "must be")
 
 
+_BOUND_ERRORS = frozenset({"greater_than_equal", "greater_than", "less_than_equal", "less_than"})
+
+
+def _range_of(root: type[BaseModel], path: tuple[Any, ...]) -> str:
+    """`` (allowed: 0.05 to 60)``: the whole range of the number at ``path``, so an error on
+    one side still says where the other is (empty when the schema has none there)."""
+    model = model_at(root, path[:-1]) if path else None
+    field = model.model_fields.get(str(path[-1])) if model is not None else None
+    bounds = number_bounds(field.annotation, field.metadata) if field is not None else {}
+    return f" (allowed: {range_text(bounds)})" if bounds else ""
+
+
 def _either(literal: ErrorDetails, errs: list[ErrorDetails], value: Any) -> str:
     """A keyword-or-number union (``threads: auto | int >= 1``) as one phrase:
     ``expected 'auto' or an integer, got a boolean`` / ``must be 'auto' or >= 1``."""
@@ -245,10 +258,11 @@ def _one(
     shown = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
     if len(shown) > 60:
         shown = shown[:57] + "..."
+    in_range = _range_of(root, path) if any(e["type"] in _BOUND_ERRORS for e in errs) else ""
     literal = next((e for e in errs if e["type"] == "literal_error"), None)
     if literal is not None and len(errs) > 1:
-        return f"{where}: {dotted(path)} = {shown}: {_either(literal, errs, value)}"
-    allowed = " or ".join(dict.fromkeys(_short(e) for e in errs))
+        return f"{where}: {dotted(path)} = {shown}: {_either(literal, errs, value)}{in_range}"
+    allowed = " or ".join(dict.fromkeys(_short(e) for e in errs)) + in_range
     if err["type"] in _EXPECTED:
         allowed += f", got {_type_name(value)}"
     if err["type"] == "value_error":

@@ -55,7 +55,7 @@ Every key is optional; the defaults below apply. Rules:
 - **Unknown keys are errors** naming the file, line and the nearest valid key:
   `my.yaml:3: unknown key 'stt.beam_sise'; did you mean 'stt.beam_size'?`
 - **Types are strict**: `true` is not a number and `"3"` is not an integer. A wrong value
-  names what is allowed: `my.yaml:3: stt.beam_size = 0: must be >= 1`.
+  names what is allowed: `my.yaml:3: stt.beam_size = 0: must be >= 1 (allowed: 1 to 32)`.
 - **Environment variables**: `${NAME}` is replaced by the variable (unset is an error),
   `${NAME:-fallback}` uses a fallback, `$${` is a literal `${`. A value that is exactly one
   `${...}` holding a number becomes a number (`threads: ${THREADS:-2}`).
@@ -65,16 +65,21 @@ Every key is optional; the defaults below apply. Rules:
   reference `hf:owner/repo[/file]` (downloaded when online, verified by checksum).
 - **Units** are in key names: `_s` seconds, `_ms` milliseconds, `_hz` Hertz.
 - **Numbers are finite and bounded**: `.inf`, `.nan` or `${T:-1e999}` are errors, and every
-  duration and count has a sane upper limit (shown below as `<=`); `llm.max_tokens` (and
+  duration, period, rate and count has a lower and an upper limit (shown below as `>=` and
+  `<=`; a period or timeout of `1.0e-300` is refused, not run); `llm.max_tokens` (and
   an agent's `max_tokens`) cannot exceed `llm.context_tokens`, and a `context_tokens`
   above 4096 is checked against what the model was trained for when it loads.
 - **The file itself** must be UTF-8 text (the error names the line and column of the first
   byte that is not), at most 4 MB, nested at most 64 levels, and its YAML aliases may
-  expand to at most 100,000 values (a "billion laughs" file is refused at once).
+  expand to at most 100,000 values (a "billion laughs" file is refused at once). A `--set`
+  value is held to the same limits, counting the levels of its key.
 - **Code references that fail to import** name the module and what went wrong (the
   exception and its line, the syntax error's line, or a `sys.exit` at import), in `run`
-  and in `check`; `check` also imports any `module:factory` engine and checks it accepts
-  the section's `options`, and a custom engine must provide its protocol's methods.
+  and in `check`. `check` validates every engine section exactly as `run` does before it
+  loads a model (a known builtin engine name, a `module:factory` engine that imports and
+  accepts the section's `options`, a VAD confirmation the sample rate allows), with the
+  same message; a custom engine must also provide its protocol's methods (checked where it
+  is built: `run`, and `check --load`).
 - Command-line options override the file: `--input FILE.wav` sets `audio.input`,
   `--output FILE.wav` sets `audio.output`, `--text` sets `audio.input.source: text`
   and `audio.output.sink: none`, `--log-level` sets `logging.level`.

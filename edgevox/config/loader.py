@@ -130,14 +130,40 @@ def parse_set(text: str) -> tuple[str, Any]:
         raise ConfigError(
             f"--set {text}: {key!r} is not a key path; write dotted keys as in the file, e.g. agents.assistant.tools"
         )
+    if not raw.strip():
+        return key, None
+    option = _option_text(text)
+    if len(raw.encode("utf-8", "surrogatepass")) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{option}: the value is larger than a whole config may be ({MAX_CONFIG_BYTES // 1_000_000} MB)"
+        )
+    # The file's limits, with the key's own levels counted: the value lands that deep in the config.
+    levels = len(key.split("."))
+    if levels >= MAX_DEPTH:
+        raise ConfigError(f"{option}: the key has {levels} levels; a config is nested at most {MAX_DEPTH} levels deep")
+    _check_depth(raw, option, max_depth=MAX_DEPTH - levels, what="value")
+    loader: yaml.SafeLoader | None = None
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        loader = yaml.SafeLoader(raw)
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expanded_size(node, option)
+            _reject_duplicate_keys(node, tuple(key.split(".")), option, set())
+        value = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
         raise ConfigError(
-            f"--set {text}: the value is not valid YAML ({problem}); quote it, e.g. '{key}=\"...\"'"
+            f"{option}: the value is not valid YAML ({problem}); quote it, e.g. '{key}=\"...\"'"
         ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
     return key, value
+
+
+def _option_text(text: str) -> str:
+    """``--set KEY=VALUE`` as errors name it, cut short: a value may be thousands of characters."""
+    return f"--set {text if len(text) <= 80 else text[:77] + '...'}"
 
 
 def decode_config(raw: bytes, source: str) -> str:
@@ -166,7 +192,7 @@ def parse_config(
 ) -> AppConfig:
     """Validate YAML ``text``; ``source`` names it in error messages. ``overrides`` and
     ``sets`` as for :func:`load_config`."""
-    set_keys = [(f"--set {text}", *parse_set(text)) for text in sets]
+    set_keys = [(_option_text(text), *parse_set(text)) for text in sets]
     nodes, data = _parse_yaml(text, source)
     if data is None:
         data = {}
@@ -244,19 +270,19 @@ def _reader_error(exc: yaml.reader.ReaderError, text: str, source: str) -> Confi
     )
 
 
-def _check_depth(text: str, source: str) -> None:
-    """Reject nesting deeper than :data:`MAX_DEPTH`, reading YAML events (no recursion)."""
+def _check_depth(text: str, source: str, *, max_depth: int = MAX_DEPTH, what: str = "file") -> None:
+    """Reject nesting deeper than ``max_depth``, reading YAML events (no recursion)."""
     depth = 0
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
-                if depth > MAX_DEPTH:
+                if depth > max_depth:
                     mark = event.start_mark
                     where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
                     raise ConfigError(
-                        f"{where}: nested more than {MAX_DEPTH} levels deep; "
-                        "a config is a few levels of keys: check the file"
+                        f"{where}: nested more than {max_depth} levels deep; "
+                        f"a config is a few levels of keys: check the {what}"
                     )
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1

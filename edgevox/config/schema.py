@@ -40,12 +40,15 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
 from edgevox.agents import llm_agent
 from edgevox.config.fields import (
+    DAY_S,
     HOUR_S,
+    MIN_TIMEOUT_S,
     Milliseconds,
     Name,
     Seconds,
@@ -266,7 +269,7 @@ class EndpointingConfig(Section):
         650,
         description="Adaptive endpointing: silence that ends an utterance whose pause reads as a complete statement ('He paced up and down, waiting.') rather than a request, a question or a short answer, in milliseconds; people telling something often go on after a sentence. Between `end_silence_ms` and `hold_silence_ms` (clamped); 0 = `end_silence_ms`.",
     )
-    max_utterance_s: Annotated[StrictFloat, Field(gt=0, le=600)] = Field(
+    max_utterance_s: Annotated[StrictFloat, Field(ge=0.5, le=600)] = Field(
         15.0, description="An utterance is cut after this many seconds."
     )
     pause_ms: Milliseconds = Field(
@@ -310,7 +313,7 @@ class AudioInputConfig(Section):
     block_ms: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
         audio_sounddevice.INPUT_BLOCK_MS, description="Capture block length in milliseconds."
     )
-    latency: Literal["low", "high"] | Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
+    latency: Literal["low", "high"] | Annotated[StrictFloat, Field(ge=0.001, le=10)] = Field(
         audio_sounddevice.DEFAULT_LATENCY,
         description="Device latency PortAudio aims for: `low`, `high` (fewer overflows on a busy machine) or seconds.",
     )
@@ -342,7 +345,7 @@ class AudioOutputConfig(Section):
         audio_sounddevice.OUTPUT_BLOCK_MS,
         description="Playback block length in milliseconds (bounds how fast audio stops).",
     )
-    latency: Literal["low", "high"] | Annotated[StrictFloat, Field(gt=0, le=10)] = Field(
+    latency: Literal["low", "high"] | Annotated[StrictFloat, Field(ge=0.001, le=10)] = Field(
         audio_sounddevice.DEFAULT_LATENCY,
         description="Device latency PortAudio aims for: `low` (first audio and barge-in stop sooner), `high` (fewer underruns on a busy machine) or seconds.",
     )
@@ -435,6 +438,22 @@ class SafetyConfig(Section):
         10.0,
         description="Deadline of one tool call in seconds, for tools that set none (`@tool(timeout_s=...)`); a call past it is reported as timed out and its late result is discarded.",
     )
+
+    @field_validator("stop_phrases")
+    @classmethod
+    def _phrases_have_words(cls, phrases: list[str]) -> list[str]:
+        """The matcher compares words: a phrase without any ("!!!") could never match, and a
+        robot without a stop phrase cannot be stopped by voice."""
+        from edgevox.voice.stop_phrases import normalise_words
+
+        if not phrases:
+            raise ValueError(
+                "at least one phrase is needed (e.g. [stop, halt]): without one the robot cannot be stopped by voice"
+            )
+        for phrase in phrases:
+            if not normalise_words(phrase):
+                raise ValueError(f"{phrase!r} has no words to match; write a word, e.g. stop")
+        return phrases
 
 
 # --- agents ------------------------------------------------------------------------------------
@@ -573,7 +592,9 @@ class BackgroundAgentConfig(Section):
     max_restarts: Annotated[StrictInt, Field(ge=0, le=10_000)] = Field(
         5, description="Restarts allowed within `restart_window_s` before giving up."
     )
-    restart_window_s: Seconds = Field(60.0, description="Window for counting restarts, in seconds.")
+    restart_window_s: Annotated[StrictFloat, Field(ge=1, le=DAY_S)] = Field(
+        60.0, description="Window for counting restarts, in seconds."
+    )
 
 
 class PoolConfig(Section):
@@ -591,7 +612,7 @@ class PoolConfig(Section):
 
 
 class RuntimeConfig(Section):
-    shutdown_timeout_s: Annotated[StrictFloat, Field(gt=0, le=600)] = Field(
+    shutdown_timeout_s: Annotated[StrictFloat, Field(ge=MIN_TIMEOUT_S, le=600)] = Field(
         2.0, description="Time allowed for a clean shutdown, in seconds."
     )
 

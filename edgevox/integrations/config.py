@@ -31,13 +31,14 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     field_validator,
     model_validator,
 )
 
-from edgevox.config.fields import PosFloat, PosInt, Section, ShortSeconds
+from edgevox.config.fields import HOUR_S, Period, PosInt, RatePerSecond, Section, ShortSeconds
 
 _TOPIC_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ROS_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
@@ -153,7 +154,7 @@ class _RosCommon(Section):
     max_depth: Annotated[StrictInt, Field(ge=2, le=200)] = Field(
         32, description="Nesting of arrays/objects an incoming JSON message may have; deeper ones are refused."
     )
-    max_messages_per_s: PosFloat = Field(
+    max_messages_per_s: RatePerSecond = Field(
         50.0,
         description="Incoming messages accepted per topic per second (bursts of the same size); more are dropped and counted (`rate_limited`).",
     )
@@ -195,7 +196,7 @@ class Ros2BridgeConfig(_RosCommon):
         True,
         description="Also offer the stop topic's name (e.g. `/edgevox/stop`) as a `std_srvs/srv/Trigger` service: it runs the safety stop and answers what it stopped.",
     )
-    diagnostics_period_s: Seconds | None = Field(
+    diagnostics_period_s: Period | None = Field(
         1.0,
         description="Publish `diagnostic_msgs/DiagnosticArray` on `diagnostics_topic` every this many seconds (state, the last turn's latencies, supervision restarts, errors); null = never.",
     )
@@ -275,7 +276,7 @@ class ZenohBridgeConfig(Section):
         16,
         description="Peer requests waiting for a local reply at once, per entry of `serve_keys`; more are answered `busy` (counted).",
     )
-    lease_s: Seconds = Field(
+    lease_s: Annotated[StrictFloat, Field(ge=0.5, le=HOUR_S)] = Field(
         10.0,
         description="A peer that sends nothing (not even keep-alives) for this long is gone: its link closes and `bridge.peer` reports `left`, in seconds. A process that exits or crashes is noticed at once (its sockets close); the lease covers a frozen process, a powered-off robot or a cut cable. Keep-alives go out 4 times per lease.",
     )
@@ -294,7 +295,7 @@ class ZenohBridgeConfig(Section):
         32,
         description="Nesting of arrays/objects a received payload may have (the envelope takes 2); deeper ones are refused and counted (`too_deep`).",
     )
-    max_control_per_s: PosFloat = Field(
+    max_control_per_s: RatePerSecond = Field(
         10.0,
         description="Control events (`control.stop`, `control.interrupt`) accepted from peers per kind per second (bursts of the same size); more are dropped and counted (`rate_limited`).",
     )

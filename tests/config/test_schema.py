@@ -43,8 +43,8 @@ def test_an_unknown_key_in_the_bridges_section_is_an_error():
     assert "did you mean 'bridges.zenoh.namespace'" in error_of("bridges:\n  zenoh:\n    namespase: x\n")
 
 
-def test_a_value_out_of_range_names_the_value_and_the_limit():
-    assert error_of("stt:\n  beam_size: 0\n") == "robot.yaml:2: stt.beam_size = 0: must be >= 1"
+def test_a_value_out_of_range_names_the_value_the_limit_and_the_whole_range():
+    assert error_of("stt:\n  beam_size: 0\n") == "robot.yaml:2: stt.beam_size = 0: must be >= 1 (allowed: 1 to 32)"
 
 
 def test_a_boolean_is_not_accepted_as_a_number():
@@ -106,7 +106,9 @@ def test_the_top_level_must_be_a_mapping():
 
 
 def test_several_errors_show_the_first_and_count_the_rest():
-    assert error_of("stt:\n  beam_size: 0\nllm:\n  threads: 0\n").endswith("must be >= 1 (and 1 more error)")
+    assert error_of("stt:\n  beam_size: 0\nllm:\n  threads: 0\n").endswith(
+        "must be >= 1 (allowed: 1 to 32) (and 1 more error)"
+    )
 
 
 def test_env_variables_are_interpolated_with_defaults_and_numbers_stay_numbers():

@@ -336,9 +336,9 @@ def test_check_skips_custom_engines_and_a_missing_speaker(fake_llama_cpp):
 @pytest.mark.parametrize(
     ("yaml_text", "message"),
     [
-        ("llm:\n  threads: 0\n", "llm.threads = 0: must be 'auto' or >= 1"),
+        ("llm:\n  threads: 0\n", "llm.threads = 0: must be 'auto' or >= 1 (allowed: 1 to 256)"),
         ("llm:\n  batch_threads: true\n", "llm.batch_threads = true: expected 'auto' or an integer, got a boolean"),
-        ("llm:\n  gpu_layers: -2\n", "llm.gpu_layers = -2: must be 'auto' or >= -1"),
+        ("llm:\n  gpu_layers: -2\n", "llm.gpu_layers = -2: must be 'auto' or >= -1 (allowed: -1 to 100000)"),
         ("tts:\n  threads: two\n", "tts.threads = two: expected 'auto' or an integer, got a string"),
         ("tts:\n  device: gpu\n", "tts.device = gpu: must be one of 'auto', 'cpu' or 'cuda'"),
     ],
