@@ -2,7 +2,9 @@
 
 ``config.py`` (the ``dashboard:`` section), ``state.py`` (what the panels show, collected
 from the App's bus), ``views.py`` (JSON views of the App's parts), ``feed.py`` (one open
-page's bounded queue) and ``server.py`` (starlette on uvicorn, on a thread of its own). The page itself is
+page's bounded queue), ``server.py`` (starlette on uvicorn, on a thread of its own),
+``routes.py`` (its routes and their guards), ``stream.py`` (one page's event stream) and
+``control.py`` (the Stop button's own port and thread). The page itself is
 ``edgevox/data/dashboard.html``: plain JavaScript, inline CSS and SVG, no build step.
 
 The App owns its dashboard (``app.dashboard``, made by :func:`make_dashboard` when

@@ -17,12 +17,13 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
-from edgevox.config.fields import Section
+from edgevox.config.fields import MIN_PERIOD_S, Section
 
 DEFAULT_MAX_EVENTS = 500
 DEFAULT_MAX_TURNS = 100
 DEFAULT_MAX_SKILLS = 50
 DEFAULT_CLIENT_QUEUE = 2000
+DEFAULT_MAX_PAGES = 16
 DEFAULT_BUS_QUEUE = 4096
 DEFAULT_REFRESH_S = 0.5
 
@@ -68,13 +69,17 @@ class DashboardConfig(Section):
     )
     client_queue: Annotated[StrictInt, Field(ge=10, le=1_000_000)] = Field(
         DEFAULT_CLIENT_QUEUE,
-        description="Messages queued per open page; a page that falls behind loses them (counted) and gets a fresh snapshot.",
+        description="Messages queued per open page; a page whose queue fills is cut off (counted) and its browser reconnects to a fresh snapshot.",
+    )
+    max_pages: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(
+        DEFAULT_MAX_PAGES,
+        description="Most pages streaming at once; one more is refused with 503 (counted). The Stop button is never refused.",
     )
     bus_queue: Annotated[StrictInt, Field(ge=10, le=1_000_000)] = Field(
         DEFAULT_BUS_QUEUE,
         description="Mailbox of the dashboard's bus subscriber (its own thread; never blocks a publisher; drops counted).",
     )
-    refresh_s: Annotated[StrictFloat, Field(gt=0, le=60)] = Field(
+    refresh_s: Annotated[StrictFloat, Field(ge=MIN_PERIOD_S, le=60)] = Field(
         DEFAULT_REFRESH_S,
         description="Seconds between polls of what has no events (queue depths, blackboard, supervision); sent only when changed.",
     )

@@ -1,16 +1,24 @@
-"""The dashboard's web server: one static page, a JSON snapshot, a server-sent-event stream
-and the Stop button, served by starlette on uvicorn from a thread of its own.
+"""The dashboard's web server: one static page, a JSON snapshot, a server-sent-event stream,
+a text box and the Stop button, served by starlette on uvicorn from a thread of its own
+(the routes are ``routes.py``, a page's stream ``stream.py``, the Stop button's own port
+``control.py``).
 
-Routes::
+The Stop button is answered first, whatever the pages do. Nothing a page does can keep the
+loop busy or fill what the stop waits on:
 
-    GET  /             the page (edgevox/data/dashboard.html: plain JavaScript, inline SVG/CSS)
-    GET  /api/state    everything the page shows, as JSON (DashboardState.snapshot)
-    GET  /api/events   text/event-stream: a snapshot first, then event/turn/skill/status messages
-    POST /api/stop     the safety stop (VoiceLoop.safety_stop, what saying "stop" does)
+* at most ``max_pages`` streams are open (one more gets 503 at once, counted);
+* each message is encoded once for all pages (``state.py``), and a page's stream writes
+  whatever is queued in one write;
+* a page whose queue fills, or whose write is not taken within ``stream.WRITE_TIMEOUT_S`` (a
+  client that never reads), is shed: its connection is aborted (counted) - never waited on;
+* snapshots and status reads run on the loop's default executor, not on the loop;
+* the page's STOP goes to a port and a thread of its own (``control.py``), which the web
+  server's loop never delays; ``POST /api/stop`` here stays for scripts, and runs the stop
+  (like a typed turn) on a thread of its own per request (``edgevox-dashboard-stop`` /
+  ``-say``), so no pool that other work can fill stands between it and the voice loop.
 
-Threads: uvicorn runs its own asyncio loop on ``edgevox-dashboard``; the safety stop runs
-on that loop's default executor (it waits up to 0.1 s for cancelled work to end). The
-state's subscriber thread only queues messages (``dashboard/feed.py``).
+Threads: uvicorn runs its own asyncio loop on ``edgevox-dashboard``; the state's subscriber
+thread only queues messages (``dashboard/feed.py``).
 
 Security: loopback by default (``dashboard.allow_remote`` is needed for anything else, and
 a warning is logged). Every request's ``Host`` must be an IP address, ``localhost`` or the
@@ -28,27 +36,21 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import html
-import ipaddress
 import json
 import logging
 import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from edgevox.dashboard.config import DashboardConfig, is_loopback
-from edgevox.dashboard.feed import ClientFeed
+from edgevox.dashboard.control import ControlListener
+from edgevox.dashboard.routes import TOKEN_HEADER, asgi, host_allowed
 from edgevox.dashboard.state import DashboardState
 from edgevox.dashboard.views import jsonable
 from edgevox.errors import ConfigError
@@ -59,9 +61,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TOKEN_HEADER = "X-EdgeVox-Token"
-HEARTBEAT_S = 15.0
-"""A comment line on an idle stream this often, so a closed page is noticed."""
+LISTEN_BACKLOG = 1024
+"""Connections the kernel holds until the loop accepts them: a burst of pages must not leave
+the Stop button's connection waiting for a SYN retry (1 s) outside a full queue."""
 START_TIMEOUT_S = 10.0
 STOP_REASON = "stop button on the dashboard"
 
@@ -85,6 +87,7 @@ class Dashboard:
             max_skills=config.max_skills,
             client_queue=config.client_queue,
             bus_queue=config.bus_queue,
+            max_pages=config.max_pages,
         )
         self.token = secrets.token_urlsafe(24)
         """What ``POST /api/stop`` requires in ``X-EdgeVox-Token`` (written into the page)."""
@@ -93,13 +96,26 @@ class Dashboard:
         self.port = 0
         self._life = component_lifecycle("Dashboard", noun="Dashboard")
         self._server: _Server | None = None
+        self.control: ControlListener | None = None
+        """The Stop button's listener once started (``served``, ``dropped``)."""
+        self.stop_port = 0
+        """The Stop button's own port (``control.py``), written into the page."""
+        self.page_hosts: frozenset[str] = frozenset()
+        """Names the page may be reached by (its origins may use the Stop button's port)."""
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
+        self._workers: set[threading.Thread] = set()
+        self._workers_lock = threading.Lock()
         self._page = resources.files("edgevox").joinpath("data/dashboard.html").read_text(encoding="utf-8")
 
     @property
     def running(self) -> bool:
         return self._life.state is ComponentState.RUNNING
+
+    @property
+    def stop_url(self) -> str:
+        """Where the Stop button posts (its own port and thread, ``control.py``); "" until started."""
+        return self.url.replace(f":{self.port}/", f":{self.stop_port}/api/stop") if self.stop_port else ""
 
     def start(self) -> Dashboard:
         """Bind, subscribe and serve (caller's thread returns once the server accepts)."""
@@ -110,10 +126,23 @@ class Dashboard:
             host = self.config.host
             shown = f"[{host}]" if ":" in host else host
             self.url = f"http://{shown}:{self.port}/"
+            try:
+                control_sock = _bind(host, 0)
+            except BaseException:
+                sock.close()  # not yet handed to the server's thread, which closes it otherwise
+                raise
+            self.stop_port = control_sock.getsockname()[1]
+            self.page_hosts = frozenset({shown, "localhost", "127.0.0.1", "[::1]"})
+            self.control = ControlListener(
+                control_sock,
+                self.safety_stop,
+                self._control_guard,
+                frozenset(f"http://{name}:{self.port}" for name in self.page_hosts),
+            ).start()
             self.state.attach()
             server = self._server = _Server(
                 uvicorn.Config(
-                    _asgi(self),
+                    asgi(self),
                     log_config=None,
                     log_level=None,
                     access_log=False,
@@ -155,8 +184,9 @@ class Dashboard:
     async def _poll_status(self) -> None:
         """Send the polled status to every page when it changed (server loop)."""
         last = ""
+        loop = asyncio.get_running_loop()
         while True:
-            status = self.state.status()
+            status = await loop.run_in_executor(None, self.state.status)
             text = json.dumps(status, sort_keys=True)
             if text != last:
                 last = text
@@ -171,10 +201,18 @@ class Dashboard:
         ):
             return StopReport()
         report = self.state.close(max(0.05, deadline - time.monotonic()))
+        if self.control is not None:
+            late = self.control.stop(deadline)
+            if late is not None:
+                report = StopReport.merge([report, StopReport.abandoned_threads([late.name])])
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
             report = StopReport.merge([report, StopReport().join([self._thread], deadline)])
+        with self._workers_lock:
+            workers = list(self._workers)
+        if workers:
+            report = StopReport.merge([report, StopReport().join(workers, deadline)])
         self._life.to(ComponentState.STOPPED)
         return report
 
@@ -185,6 +223,55 @@ class Dashboard:
             return {"ok": False, "error": "the application is not running"}
         stopped = loop.safety_stop(reason=STOP_REASON)
         return {"ok": True, "stopped": jsonable(stopped.to_dict())}
+
+    def _control_guard(self, client: str, headers: dict[str, str]) -> str:
+        """The Stop listener's guard (``control.py``): why a stop is refused, or ""."""
+        if not is_loopback(client):
+            return "the Stop button answers loopback clients only"
+        if not host_allowed(headers.get("host", ""), {"localhost", self.config.host.lower().strip("[]")}):
+            return f"Host {headers.get('host', '')!r} refused"
+        if not secrets.compare_digest(headers.get(TOKEN_HEADER.lower(), ""), self.token):
+            return f"missing or wrong {TOKEN_HEADER} header"
+        return ""
+
+    def say(self, text: str) -> dict[str, Any]:
+        """The text box: a typed turn, as ``App.submit_text`` (a stop phrase stops at once)."""
+        if not self.app.loop.running:
+            return {"ok": False, "error": "the application is not running"}
+        return {"ok": True, "turn_id": self.app.submit_text(text)}
+
+    async def on_worker(self, name: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Run ``work`` on a fresh thread ``edgevox-dashboard-NAME`` and await its answer (server
+        loop). A thread per request, not a pool: the Stop button never queues behind anything."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[dict[str, Any]] = loop.create_future()
+
+        def settle(result: dict[str, Any] | None, error: BaseException | None) -> None:
+            if answer.done():
+                return
+            if error is not None:
+                answer.set_exception(error)
+            else:
+                answer.set_result(result or {})
+
+        def run() -> None:
+            try:
+                result, error = work(), None
+            except Exception as exc:  # noqa: BLE001 - handed to the request, which answers 500
+                result, error = None, exc
+            try:
+                loop.call_soon_threadsafe(settle, result, error)
+            except RuntimeError:
+                pass  # the server's loop is closed: nobody is waiting
+            finally:
+                with self._workers_lock:
+                    self._workers.discard(threading.current_thread())
+
+        thread = threading.Thread(target=run, name=f"edgevox-dashboard-{name}", daemon=True)
+        with self._workers_lock:
+            self._workers.add(thread)
+        thread.start()
+        return await answer
 
 
 class _Server(uvicorn.Server):
@@ -207,6 +294,19 @@ class _Server(uvicorn.Server):
             self._poll_task.cancel()
         await super().shutdown(sockets=sockets)
 
+    def abort(self, client: Any) -> bool:
+        """Cut the connection of ``client`` (the scope's ``(host, port)``) without flushing what
+        it has not read (server loop). uvicorn exposes no transport to the application, so this
+        looks it up among the server's connections; False if it was not found."""
+        wanted = tuple(client) if client else None
+        for proto in list(getattr(self.server_state, "connections", ())):
+            if wanted is not None and tuple(getattr(proto, "client", None) or ()) == wanted:
+                transport = getattr(proto, "transport", None)
+                if transport is not None:
+                    transport.abort()
+                    return True
+        return False
+
 
 def _bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port``, or one ConfigError naming the key and the fix."""
@@ -221,7 +321,7 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(addr)
-        sock.listen(64)
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
@@ -232,116 +332,6 @@ def _bind(host: str, port: int) -> socket.socket:
         raise ConfigError(f"dashboard: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
     sock.setblocking(False)
     return sock
-
-
-# --- the ASGI application ---------------------------------------------------------------------
-
-
-def _asgi(dash: Dashboard) -> ASGIApp:
-    page = dash._page.replace("{{TOKEN}}", dash.token).replace("{{NAME}}", html.escape(dash.app.config.name))
-
-    async def index(request: Request) -> Response:
-        return HTMLResponse(page, headers=_PAGE_HEADERS)
-
-    async def state(request: Request) -> Response:
-        return JSONResponse(dash.state.snapshot(), headers={"Cache-Control": "no-store"})
-
-    async def events(request: Request) -> Response:
-        return StreamingResponse(
-            _stream(dash.state),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
-
-    async def stop(request: Request) -> Response:
-        client = request.client.host if request.client is not None else ""
-        if not is_loopback(client):
-            return JSONResponse({"ok": False, "error": "the Stop button answers loopback clients only"}, 403)
-        if not secrets.compare_digest(request.headers.get(TOKEN_HEADER, ""), dash.token):
-            return JSONResponse({"ok": False, "error": f"missing or wrong {TOKEN_HEADER} header"}, 403)
-        origin = request.headers.get("origin")
-        if origin is not None and origin.split("://", 1)[-1] != request.headers.get("host", ""):
-            return JSONResponse({"ok": False, "error": "cross-origin request refused"}, 403)
-        result = await asyncio.get_running_loop().run_in_executor(None, dash.safety_stop)
-        return JSONResponse(result, 200 if result["ok"] else 409)
-
-    routes = [
-        Route("/", index),
-        Route("/api/state", state),
-        Route("/api/events", events),
-        Route("/api/stop", stop, methods=["POST"]),
-    ]
-    return _HostCheck(Starlette(routes=routes), dash.config.host)
-
-
-_PAGE_HEADERS = {
-    "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "img-src 'self' data:; frame-ancestors 'none'",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-}
-
-
-async def _stream(state: DashboardState) -> AsyncIterator[str]:
-    """One page's server-sent events: its snapshot, then every message (server loop)."""
-    loop = asyncio.get_running_loop()
-    ready = asyncio.Event()
-
-    def wake() -> None:  # any thread; at most one pending call per feed (feed.py)
-        try:
-            loop.call_soon_threadsafe(ready.set)
-        except RuntimeError:
-            pass  # the loop is closed: the stream is over anyway
-
-    feed: ClientFeed = state.connect(wake)
-    try:
-        yield "retry: 1000\n\n"
-        while True:
-            ready.clear()
-            messages, overflowed = feed.take()
-            if overflowed:
-                state.resync(feed)
-                continue
-            for message in messages:
-                yield f"data: {json.dumps(message, separators=(',', ':'))}\n\n"
-            if feed.closed and not messages:
-                return
-            if not messages:
-                try:
-                    await asyncio.wait_for(ready.wait(), HEARTBEAT_S)
-                except asyncio.TimeoutError:
-                    yield ": ping\n\n"
-    finally:
-        state.disconnect(feed)
-
-
-class _HostCheck:
-    """Refuse requests whose ``Host`` is a name other than ``localhost`` or the configured host
-    (DNS rebinding: a page on another site that resolves its own name to this machine)."""
-
-    def __init__(self, app: ASGIApp, host: str) -> None:
-        self.app = app
-        self.allowed = {"localhost", host.lower().strip("[]")}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            if not self._allowed(host):
-                await JSONResponse({"ok": False, "error": f"Host {host!r} refused"}, 421)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    def _allowed(self, host: str) -> bool:
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        name = name.lower().strip("[]")
-        if name in self.allowed:
-            return True
-        try:
-            ipaddress.ip_address(name)
-            return True
-        except ValueError:
-            return False
 
 
 __all__ = ["TOKEN_HEADER", "Dashboard"]

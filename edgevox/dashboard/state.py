@@ -1,12 +1,16 @@
 """What the dashboard shows, collected from a running App: the state behind every panel.
 
+(Over 400 lines because recording the events and fanning them out to the pages share one lock
+and one set of records; split candidate: the fan-out to pages, next to ``feed.py``.)
+
 :class:`DashboardState` subscribes to the App's bus with a *queued* subscription (its own
 thread, ``edgevox-sub-dashboard``, fed by a bounded mailbox): a publisher - the voice loop's
 turn thread streaming tokens - only appends to that mailbox, so the dashboard never slows
 the robot down, and a flood drops (counted) instead of blocking. From the events it keeps:
 
-* the **conversation**: one record per turn (what the user said, the reply as it streams,
-  how it ended, a stop's cancellations) with the latency marks of
+* the **conversation**: one record per turn (what the user said, the tool calls it made,
+  the reply as it streams, how it ended, a stop's cancellations), and one per background
+  agent's run (its tool calls and reply: ``kind: "background"``), with the latency marks of
   :mod:`edgevox.voice.latency` (``speech_end``, ``transcript``, ``first_token``,
   ``first_chunk``, ``first_audio``; same events, same clocks);
 * the **event log**: the last ``max_events`` events, each with a one-line summary (stream
@@ -21,9 +25,14 @@ it every ``refresh_s``).
 
 Each open page is a :class:`~edgevox.dashboard.feed.ClientFeed`. :meth:`connect` queues a
 full snapshot first and registers the feed under the same lock as the fan-out, so a page
-never misses or repeats an event between its snapshot and the stream.
+never misses or repeats an event between its snapshot and the stream. At most ``max_pages``
+pages are open at once (one more is refused, counted); each message is encoded once for all
+of them, and a page whose queue fills is shed (counted; ``feed.py``).
 
 Threads: :meth:`on_event` runs on the subscriber thread; everything else on any thread.
+
+Over 400 lines because the conversation, the skills and the pages share one lock - the one
+that orders a page's snapshot against its stream - and so one class.
 """
 
 from __future__ import annotations
@@ -34,15 +43,16 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from edgevox.agents.events import SkillStateEvent
+from edgevox.agents.events import AgentReply, AgentStarted, SkillStateEvent, ToolCallFinished, ToolCallStarted
 from edgevox.dashboard.config import (
     DEFAULT_BUS_QUEUE,
     DEFAULT_CLIENT_QUEUE,
     DEFAULT_MAX_EVENTS,
+    DEFAULT_MAX_PAGES,
     DEFAULT_MAX_SKILLS,
     DEFAULT_MAX_TURNS,
 )
-from edgevox.dashboard.feed import ClientFeed, Message
+from edgevox.dashboard.feed import ClientFeed, Message, frame
 from edgevox.dashboard.views import background_row, blackboard_view, jsonable, log_entry, supervision_tree
 from edgevox.runtime.events import Event
 from edgevox.runtime.lifecycle import StopReport
@@ -64,6 +74,8 @@ if TYPE_CHECKING:
     from edgevox.runtime.bus import Subscription
 
 _FINISHED = ("succeeded", "cancelled", "failed", "aborted", "rejected")
+MAX_TOOL_CALLS = 20
+"""Tool calls kept per conversation record (the event log has them all)."""
 
 
 class DashboardState:
@@ -79,12 +91,18 @@ class DashboardState:
         max_skills: int = DEFAULT_MAX_SKILLS,
         client_queue: int = DEFAULT_CLIENT_QUEUE,
         bus_queue: int = DEFAULT_BUS_QUEUE,
+        max_pages: int = DEFAULT_MAX_PAGES,
     ) -> None:
         self.app = app
         self.max_turns = max_turns
         self.max_skills = max_skills
         self.client_queue = client_queue
         self.bus_queue = bus_queue
+        self.max_pages = max_pages
+        self.pages_refused = 0
+        """Pages refused because ``max_pages`` were open."""
+        self.pages_shed = 0
+        """Pages cut off because their queue filled (they fell behind, or never read)."""
         self.stream_events = 0
         """Stream events seen (tokens, reply deltas, feedback ticks): counted, not logged."""
         self.started_at = time.time()
@@ -95,6 +113,12 @@ class DashboardState:
         self._feeds: list[ClientFeed] = []
         self._dropped_by_closed = 0
         self._sub: Subscription | None = None
+        self._background = {bg.agent: bg.name for bg in getattr(app.config, "background_agents", ())}
+        """Agent name -> background agent name: whose runs are background records."""
+        self._running_turn = ""
+        """Key of the voice turn running now: where a foreground agent's tool calls go."""
+        self._background_runs: dict[str, str] = {}
+        """Background agent's agent name -> key of its record being filled."""
 
     # --- subscribing ----------------------------------------------------------------------
 
@@ -127,15 +151,13 @@ class DashboardState:
             else:
                 self._events.append(entry)
                 messages.append({"type": "event", "event": entry})
-            turn = self._record_turn(event)
+            turn = self._record_turn(event) or self._record_agent(event)
             if turn is not None:
                 messages.append({"type": "turn", "turn": dict(turn, marks=dict(turn["marks"]))})
             skill = self._record_skill(event)
             if skill is not None:
                 messages.append({"type": "skill", "skill": dict(skill)})
-            for feed in self._feeds:
-                for message in messages:
-                    feed.put(message)
+            self._fan_out_locked([frame(m) for m in messages])
 
     # --- the conversation -----------------------------------------------------------------
 
@@ -156,6 +178,7 @@ class DashboardState:
                 "error": "",
                 "marks": {},
                 "stopped": None,
+                "tools": [],
             }
             while len(self._turns) > self.max_turns:  # bounded
                 self._turns.popitem(last=False)
@@ -180,11 +203,14 @@ class DashboardState:
         if isinstance(event, TranscriptEvent):
             rec.update(user=event.text, origin=event.origin, stop_phrase=event.stop_phrase)
         elif isinstance(event, TurnStarted):
+            self._running_turn = rec["id"]
             if rec["user"] is None:
                 rec["origin"] = "robot"  # said by the robot itself (a confirmation, a delivery)
         elif isinstance(event, Token):
             rec["reply"] += event.text
         elif isinstance(event, TurnDone):
+            if self._running_turn == rec["id"]:
+                self._running_turn = ""
             rec.update(status=event.status, reply=event.reply_text, spoken=event.spoken_text, error=event.error)
         elif isinstance(event, Stopped):
             rec["stopped"] = _stop_record(event)
@@ -192,6 +218,54 @@ class DashboardState:
             rec["status"] = "interrupted"
             rec["spoken"] = event.spoken_text
         return rec
+
+    def _record_agent(self, event: Event) -> dict[str, Any] | None:
+        """Tool calls into the running turn's record, and background agents' runs into records of
+        their own; the changed record, or None."""
+        background = self._background.get(event.source)
+        if isinstance(event, AgentStarted) and background is not None:
+            run = self._turn(f"bg-{event.seq}", 0, event.timestamp)
+            run.update(kind="background", origin=background, user=None, status="running")
+            self._background_runs[event.source] = run["id"]
+            return run
+        key = self._background_runs.get(event.source) if background is not None else self._running_turn
+        rec = self._turns.get(key) if key else None
+        if rec is None:
+            return None
+        if isinstance(event, ToolCallStarted):
+            if len(rec["tools"]) >= MAX_TOOL_CALLS:
+                return None
+            rec["tools"] = [
+                *rec["tools"],
+                {
+                    "call_id": event.call_id,
+                    "tool": event.tool,
+                    "arguments": jsonable(event.arguments),
+                    "decided_by": event.decided_by,
+                    "state": "running",
+                    "started": event.timestamp,
+                },
+            ]
+            return rec
+        if isinstance(event, ToolCallFinished):
+            tools = [dict(t) for t in rec["tools"]]
+            for call in tools:
+                if call["call_id"] == event.call_id and call["state"] == "running":
+                    call.update(
+                        state="ok" if event.ok else "failed",
+                        result=jsonable(event.result),
+                        error=event.error,
+                        duration_s=event.duration_s,
+                    )
+                    rec["tools"] = tools
+                    return rec
+            return None
+        if isinstance(event, AgentReply) and background is not None:
+            self._background_runs.pop(event.source, None)
+            status = "completed" if event.ok else "cancelled" if event.cancelled else "error"
+            rec.update(reply=event.text, status=status, error=event.error)
+            return rec
+        return None
 
     # --- skills ---------------------------------------------------------------------------
 
@@ -216,22 +290,53 @@ class DashboardState:
 
     # --- pages ----------------------------------------------------------------------------
 
-    def connect(self, wake: Callable[[], object] = lambda: None) -> ClientFeed:
-        """A feed for a new page, its snapshot queued first (see the module docstring)."""
+    def connect(self, wake: Callable[[], object] = lambda: None) -> ClientFeed | None:
+        """A feed for a new page, its snapshot queued first (see the module docstring); None
+        (counted in ``pages_refused``) when ``max_pages`` pages are open already."""
+        with self._lock:
+            if len(self._feeds) >= self.max_pages:
+                self.pages_refused += 1
+                return None
         feed = ClientFeed(self.client_queue, wake)
         status = self.status()
         with self._lock:
-            feed.put(self._snapshot_locked(status))
+            if len(self._feeds) >= self.max_pages:  # another page came in meanwhile
+                self.pages_refused += 1
+                return None
+            feed.put(frame(self._snapshot_locked(status)))
             self._feeds.append(feed)
         return feed
 
-    def resync(self, feed: ClientFeed) -> None:
-        """Replace what ``feed`` has queued with a fresh snapshot (it dropped messages)."""
-        status = self.status()
+    @property
+    def full(self) -> bool:
+        """Whether ``max_pages`` pages are open (a new one would be refused)."""
         with self._lock:
-            snap = self._snapshot_locked(status)
-            snap["dropped"] = feed.dropped
-            feed.reset(snap)
+            return len(self._feeds) >= self.max_pages
+
+    def refuse(self) -> None:
+        """Count a page refused without asking :meth:`connect` (the server saw :attr:`full`)."""
+        with self._lock:
+            self.pages_refused += 1
+
+    def _fan_out_locked(self, frames: list[str]) -> None:
+        """Queue ``frames`` for every open page; a page that cannot take them is shed."""
+        shed: list[ClientFeed] = []
+        for feed in self._feeds:
+            for item in frames:
+                if not feed.put(item):
+                    shed.append(feed)
+                    break
+        for feed in shed:
+            self._feeds.remove(feed)
+            self._dropped_by_closed += feed.dropped
+            self.pages_shed += feed.shed
+
+    def shed(self, feed: ClientFeed) -> None:
+        """Close ``feed`` of a page that stopped reading (the server cut it), counted once."""
+        with self._lock:
+            if not feed.shed and not feed.closed:
+                self.pages_shed += 1
+        feed.close()
 
     def disconnect(self, feed: ClientFeed) -> None:
         with self._lock:
@@ -242,9 +347,9 @@ class DashboardState:
 
     def broadcast(self, message: Message) -> None:
         """Send ``message`` to every open page (the server's status updates)."""
+        item = frame(message)
         with self._lock:
-            for feed in self._feeds:
-                feed.put(message)
+            self._fan_out_locked([item])
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the page shows, as JSON values (``GET /api/state``)."""
@@ -262,7 +367,6 @@ class DashboardState:
             "skills": [dict(s) for s in self._skills.values()],
             "stream_events": self.stream_events,
             "status": status,
-            "dropped": 0,
         }
 
     # --- polled status --------------------------------------------------------------------
@@ -290,7 +394,13 @@ class DashboardState:
                 "handler_errors": app.bus.handler_errors,
                 "dashboard_dropped": sub.dropped if sub is not None else 0,
             },
-            "pages": {"open": len(feeds), "dropped": dropped_closed + sum(f.dropped for f in feeds)},
+            "pages": {
+                "open": len(feeds),
+                "max": self.max_pages,
+                "dropped": dropped_closed + sum(f.dropped for f in feeds),
+                "shed": self.pages_shed,
+                "refused": self.pages_refused,
+            },
             "stream_events": self.stream_events,
         }
 

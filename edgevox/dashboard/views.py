@@ -7,6 +7,7 @@ Pure functions, stdlib only; each reads its part at the moment it is called (any
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -60,7 +61,7 @@ def log_entry(event: Event) -> dict[str, Any]:
     """One row of the event panel: envelope, the event's own fields and a one-line summary."""
     data = event.to_dict()
     fields = {k: jsonable(v) for k, v in data.items() if k not in _ENVELOPE}
-    shown = [f"{k}={_short(v)}" for k, v in fields.items() if v not in ("", None, [], {}, False)]
+    shown = [f"{k}={_short(k, v)}" for k, v in fields.items() if v not in ("", None, [], {}, False)]
     return {
         "seq": event.seq,
         "kind": event.kind,
@@ -71,9 +72,40 @@ def log_entry(event: Event) -> dict[str, Any]:
     }
 
 
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
+def _short(key: str, value: Any) -> str:
+    if isinstance(value, float) and not isinstance(value, bool):
+        text = readable_number(key, value)
+    else:
+        text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 80 else text[:79] + "…"
+
+
+EPOCH_AFTER = 1e9
+"""A ``*_at``/``*time*``/``timestamp`` float above this is a wall-clock time (after 2001)."""
+
+
+def readable_number(key: str, value: float) -> str:
+    """A float as people read it: a duration (``*_s``) as ``6 ms`` / ``2.40 s``, a wall-clock
+    time as ``21:03:07``, anything else with at most 4 significant digits."""
+    if not math.isfinite(value):
+        return str(value)
+    if key.endswith("_s"):
+        return duration(value)
+    if (key == "timestamp" or key.endswith("_at") or "time" in key) and value > EPOCH_AFTER:
+        return time.strftime("%H:%M:%S", time.localtime(value))
+    return f"{value:.4g}"
+
+
+def duration(seconds: float) -> str:
+    """``0.0063`` -> ``6.3 ms``, ``2.4`` -> ``2.40 s``, ``95`` -> ``1 min 35 s``."""
+    if seconds < 0.001:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1000:.3g} ms"
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
 
 
 def _state_name(value: Any) -> str:
@@ -128,4 +160,12 @@ def blackboard_view(app: App) -> dict[str, Any]:
     return {k: jsonable(values[k]) for k in keys}
 
 
-__all__ = ["background_row", "blackboard_view", "jsonable", "log_entry", "supervision_tree"]
+__all__ = [
+    "background_row",
+    "blackboard_view",
+    "duration",
+    "jsonable",
+    "log_entry",
+    "readable_number",
+    "supervision_tree",
+]

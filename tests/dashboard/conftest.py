@@ -12,6 +12,7 @@ import pytest
 from edgevox.app import App, Engines
 from edgevox.config import load_config
 from edgevox.config.loader import parse_config
+from edgevox.dashboard.feed import ClientFeed, parse_frame
 from edgevox.dashboard.state import DashboardState
 from edgevox.runtime.events import Event
 from edgevox.testing import ScriptedLLM
@@ -61,24 +62,32 @@ def running() -> Iterator[Callable[[App], list[Event]]]:
 class Page:
     """What one open page receives (a real :class:`~edgevox.dashboard.feed.ClientFeed` of the
     state), read by a test as the server reads it for a page: :meth:`wait_for` waits on the
-    feed's wake-up, never by sleeping, and asks for a fresh snapshot after drops."""
+    feed's wake-up, never by sleeping, and reconnects (a fresh snapshot) when it was shed,
+    as a browser's EventSource does."""
 
     def __init__(self, state: DashboardState) -> None:
         self.state = state
         self.woken = threading.Event()
-        self.feed = state.connect(self.woken.set)
+        self.feed = self._connect()
         self.messages: list[dict[str, Any]] = []
+        self.shed: list[ClientFeed] = []
+        """Feeds of this page the state cut off (it then reconnected)."""
+
+    def _connect(self) -> ClientFeed:
+        feed = self.state.connect(self.woken.set)
+        assert feed is not None, f"{self.state.max_pages} pages open already"
+        return feed
 
     def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout_s: float = 5.0) -> dict[str, Any]:
         """The first message (received so far or later) for which ``predicate`` holds."""
         deadline = time.monotonic() + timeout_s
         seen = 0
         while True:
-            items, overflowed = self.feed.take()
-            if overflowed:  # what the server does for a page that fell behind
-                self.state.resync(self.feed)
+            self.messages += [parse_frame(item) for item in self.feed.take()]
+            if self.feed.shed:  # what the browser does when the server cut it off
+                self.shed.append(self.feed)
+                self.feed = self._connect()
                 continue
-            self.messages += items
             for message in self.messages[seen:]:
                 if predicate(message):
                     return message

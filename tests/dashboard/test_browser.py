@@ -152,6 +152,7 @@ def test_the_page_shows_a_turn_with_latency_bars_and_its_stop_button_cancels_a_r
     browser.until("the stop's answer", lambda d: "skill go_to" in "".join(browser.read("#stop-result")))
     browser.shot("stopped")
     assert goal.wait(1.0) and app.runtime.activities.running("skill") == []
+    assert app.dashboard.control.served == 1  # the page's STOP went to its own port (preflight and all)
     stops = [e for e in events if isinstance(e, Stopped)]
     assert [s.reason for s in stops] == ["stop button on the dashboard"] and "skill go_to" in stops[0].cancelled
 

@@ -123,7 +123,7 @@ def test_the_status_shows_supervision_background_agents_blackboard_and_running_w
     json.dumps(status, allow_nan=False)
 
 
-def test_a_page_that_falls_behind_loses_messages_counted_and_then_gets_a_fresh_snapshot(running):
+def test_a_page_that_falls_behind_is_shed_counted_and_its_next_connection_gets_the_present(running):
     app = text_app()
     running(app)
     state = DashboardState(app, client_queue=10).attach()
@@ -135,13 +135,28 @@ def test_a_page_that_falls_behind_loses_messages_counted_and_then_gets_a_fresh_s
         last = {"payload": {"i": 39}}
         fast.wait_for(lambda m: any(e["kind"] == "robot.tick" and e["fields"] == last for e in logged(m)))
 
-        messages, overflowed = slow.feed.take()
-        assert overflowed and slow.feed.dropped >= 30 and len(messages) == 10
-        assert state.status()["pages"]["dropped"] == slow.feed.dropped + fast.feed.dropped  # both fell behind
-        state.resync(slow.feed)
-        (snapshot,), _ = slow.feed.take()
-        assert snapshot["type"] == "snapshot" and snapshot["dropped"] == slow.feed.dropped
+        assert slow.feed.shed and slow.feed.closed and slow.feed.take() == []  # nothing queued for it any more
+        assert slow.feed.dropped == 11  # its full queue (10) and the message that did not fit
+        pages = state.status()["pages"]
+        assert pages["open"] == 1 and pages["shed"] == 1 + len(fast.shed)  # the fast one may have been cut too
+        assert pages["dropped"] == slow.feed.dropped + sum(f.dropped for f in fast.shed)
+        again = Page(state)  # the browser reconnects: the present first
+        snapshot = again.wait_for(lambda m: m["type"] == "snapshot")
         assert [e["fields"]["payload"]["i"] for e in snapshot["events"] if e["kind"] == "robot.tick"][-1] == 39
+    finally:
+        state.close(2.0)
+
+
+def test_pages_beyond_max_pages_are_refused_and_counted(running):
+    app = text_app()
+    running(app)
+    state = DashboardState(app, max_pages=2).attach()
+    try:
+        first, _second = Page(state), Page(state)
+        assert state.connect() is None and state.connect() is None
+        assert state.status()["pages"] == {"open": 2, "max": 2, "dropped": 0, "shed": 0, "refused": 2}
+        state.disconnect(first.feed)
+        assert state.connect() is not None  # a closed page frees its place
     finally:
         state.close(2.0)
 
