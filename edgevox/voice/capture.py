@@ -12,6 +12,13 @@ into frames, cancels the robot's echo (:mod:`edgevox.voice.aec`) or applies the 
 * ``SegmentResume`` - the speculative turn of this utterance is stale: discarded;
 * ``SegmentEnd`` - ``SpeechEnded`` and a final utterance for the STT thread.
 
+The robot's own stop confirmation: under ``half_duplex`` the robot's voice is still checked
+for a stop phrase (a user's "stop" over it must work), and Whisper heard the echo of
+"Stopped." as "Stop." (2 runs of 7 in a PulseAudio room): a second stop after a spoken one. An
+utterance that begins while the robot says its stop confirmation (or in its echo tail) is
+dropped untranscribed when a stop would find nothing to stop (no queued turn, nothing
+registered); while a skill still runs (it ignored the cancel), it is checked as before.
+
 With a wake word (:mod:`edgevox.voice.wake`), a :class:`~edgevox.voice.wake.WakeGate` decides
 per utterance: one that starts asleep publishes nothing and is dropped, or is transcribed for
 the stop check alone (as an echo is); asleep, each frame also goes to the detector, and the
@@ -88,6 +95,9 @@ class Capture:
         self.settings = settings
         self._barge_in = barge_in
         self.device_reopens = 0
+        self.utterances_asleep = 0
+        """Utterances that began with the wake word unheard (never turns): with none heard, what a
+        run without turns reports instead of "no speech" (written by the capture thread only)."""
         self._segmenter: Segmenter | None = None
         self.wake = wake
         self._something_running = something_running
@@ -116,6 +126,7 @@ class Capture:
         utt_watch = False  # began while the robot talked or acted: the stop check listens twice
         utt_heard = True  # False: started asleep, dropped untranscribed (wake word)
         utt_gated = False  # started asleep: never a turn
+        last_confirming = float("-inf")  # when the robot last said its stop confirmation ("Stopped.")
         gate = WakeGate(self.wake, q.publish) if self.wake is not None else None
         guard = settings.echo_guard
         while not q.stopping.is_set():
@@ -123,6 +134,7 @@ class Capture:
                 block = self.audio_in.read(settings.read_timeout_s)
             except EOFError:
                 end = segmenter.flush()
+                self.utterances_asleep += end is not None and utt_gated
                 if end is not None and utt_heard:
                     self._end_utterance(utt_turn_id, end, utt_echo, utt_watch)
                 q.publish(InputEnded())
@@ -152,6 +164,8 @@ class Capture:
                 playing = self.audio_out.playing and not (gate is not None and now_mono < gate.cue_until)
                 if speaking or playing:
                     last_playing = now_mono
+                    if self._saying_stop_confirmation():
+                        last_confirming = now_mono
                 raw_rms = rms(frame)
                 if playing and guard != "off" and self.echo_delay.observe(self.audio_out.played_samples, raw_rms):
                     self._publish_echo_delay()
@@ -185,6 +199,9 @@ class Capture:
                     utt_gated = gate is not None and not gate.awake
                     utt_heard = not utt_gated or (gate is not None and gate.checks_stops(self._something_running()))
                     utt_echo = (echo and guard == "half_duplex") or utt_gated
+                    if utt_echo and guard == "half_duplex" and utt_heard:
+                        tail_ms = settings.echo_tail_ms + self._delay_ms(guard)
+                        utt_heard = not ((now_mono - last_confirming) * 1000 < tail_ms and self._nothing_to_stop())
                     utt_watch = speaking or playing or self._something_running()
                     if not utt_heard:
                         continue
@@ -199,14 +216,25 @@ class Capture:
                     if speaking and not utt_echo and settings.barge_in:
                         self._barge_in(event.first_voiced_at)
                 elif isinstance(event, SegmentPause):
-                    if settings.speculative_stt and not utt_gated:
+                    if settings.speculative_stt and utt_heard and not utt_gated:
                         self._speculate(utt_turn_id, event, utt_echo, utt_watch)
                 elif isinstance(event, SegmentResume):
                     q.discard_speculation(utt_turn_id)  # the user went on: the guess is stale
                 elif isinstance(event, SegmentEnd):
                     q.capture_turn_id = 0
+                    self.utterances_asleep += utt_gated  # (the wake word's own utterance was cut: never ends)
                     if utt_heard:
                         self._end_utterance(utt_turn_id, event, utt_echo, utt_watch)
+
+    def _saying_stop_confirmation(self) -> bool:
+        """Whether the turn speaking now is the safety stop's confirmation ("Stopped.")."""
+        current = self.q.current
+        text = self.settings.stop_confirmation.strip()
+        return bool(text) and current is not None and current.request.say and current.request.text == text
+
+    def _nothing_to_stop(self) -> bool:
+        """No turn queued and nothing registered (the confirmation itself is neither)."""
+        return not self.q.turns and not self._something_running()
 
     def _delay_ms(self, guard: str) -> float:
         """How much longer than ``echo_tail_ms`` the echo lasts after the output ends: the measured

@@ -205,6 +205,17 @@ class AudioDevice(VoiceEvent):
 
 
 @dataclass(kw_only=True)
+class CaptureFailed(VoiceEvent):
+    """The capture thread died (an exception in the VAD, the wake word detector, the segmenter):
+    nothing more is heard, the stop phrase included. The loop has already run the safety stop;
+    the application should stop and exit with an error (``edgevox run`` does)."""
+
+    kind: ClassVar[str] = "voice.capture_failed"
+    error: str = ""
+    """One line: what died and why."""
+
+
+@dataclass(kw_only=True)
 class InputEnded(VoiceEvent):
     """A finite input (a WAV file) is exhausted; the loop keeps processing what it queued."""
 

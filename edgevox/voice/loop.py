@@ -1,6 +1,6 @@
 """The voice loop: microphone -> VAD -> STT -> agent -> chunker -> TTS -> speaker, with barge-in and a safety stop.
 
-(About 420 lines because :class:`VoiceLoop` is the one public face of the loop's four threads:
+(About 460 lines because :class:`VoiceLoop` is the one public face of the loop's four threads:
 its lifecycle, its calls and the read-only properties the console, tests and benchmarks read;
 the work itself lives in one module per thread.)
 
@@ -84,6 +84,11 @@ Device loss: ``AudioIn.read`` raising :class:`AudioDeviceError`, or no audio for
 ``input_stall_s``, makes the capture thread publish ``AudioDevice(state="lost")``,
 stop and restart the input with back-off, and publish ``reopened`` (or
 ``failed`` per attempt) - it keeps trying until it succeeds or the loop stops.
+
+Capture failure: any other exception on the capture thread (the VAD, the wake word detector)
+would leave the robot deaf, the stop phrase included, so it is never silent: the safety stop
+runs, :class:`CaptureFailed` is published with one line saying why (:attr:`VoiceLoop.failure`),
+and the input counts as ended; the application stops (``edgevox run`` exits with an error).
 """
 
 from __future__ import annotations
@@ -104,7 +109,7 @@ from edgevox.runtime.lifecycle import ComponentState, SharedStop, StopReport, co
 from edgevox.runtime.limits import wait_s
 from edgevox.voice.aec import EchoCanceller
 from edgevox.voice.capture import Capture
-from edgevox.voice.events import Stopped, TurnDone
+from edgevox.voice.events import CaptureFailed, Stopped, TurnDone
 from edgevox.voice.queues import LoopQueues, TurnRequest
 from edgevox.voice.settings import VoiceSettings
 from edgevox.voice.speaker import Speaker
@@ -171,9 +176,16 @@ class VoiceLoop:
         self.activities: ActivityRegistry = base.activities if base.activities is not None else ActivityRegistry(name)
         """Where turns, generations, tools and skills register; the safety stop cancels all of it
         (the runtime's registry when the loop runs in an App, else the loop's own)."""
-        self.matcher = StopPhraseMatcher(settings.stop_phrases, negations=settings.stop_negations)
+        # No phrases: the spoken stop is off (safety.enabled: false); the other stop paths stay.
+        self.matcher = (
+            StopPhraseMatcher(settings.stop_phrases, negations=settings.stop_negations)
+            if settings.stop_phrases
+            else None
+        )
         self.stop_check = StopCheck(self.matcher, stt)
         """The spoken stop check (:mod:`edgevox.voice.stop_check`)."""
+        self.failure: str | None = None
+        """Why the loop can no longer hear (the capture thread died), or None."""
         self._life = component_lifecycle(f"VoiceLoop {name!r}", noun="VoiceLoop")
         self._stops: SharedStop[StopReport] = SharedStop(self._still_running)
         self._threads: list[threading.Thread] = []
@@ -231,6 +243,17 @@ class VoiceLoop:
         return self._capture.aec
 
     @property
+    def utterances_asleep(self) -> int:
+        """Utterances heard while waiting for the wake word (none of them a turn); 0 without one."""
+        return self._capture.utterances_asleep
+
+    @property
+    def wake_phrase(self) -> str | None:
+        """The wake word to say (``Okay Nabu``), or None: every utterance is a turn."""
+        wake = self._capture.wake
+        return wake.detector.phrase if wake is not None else None
+
+    @property
     def device_reopens(self) -> int:
         """How often the capture thread reopened a lost input."""
         return self._capture.device_reopens
@@ -254,12 +277,33 @@ class VoiceLoop:
         self._life.to(ComponentState.RUNNING)
         self.speaker.start()
         self._threads = [
-            threading.Thread(target=self._capture.run, name="edgevox-voice-capture", daemon=True),
+            threading.Thread(target=self._run_capture, name="edgevox-voice-capture", daemon=True),
             threading.Thread(target=self._transcriber.run, name="edgevox-voice-stt", daemon=True),
             threading.Thread(target=self._turns.run, name="edgevox-voice-turn", daemon=True),
         ]
         for t in self._threads:
             t.start()
+
+    def _run_capture(self) -> None:
+        """Capture thread: :meth:`Capture.run`; if it dies, nothing more is heard (see "Capture
+        failure" in the module docstring)."""
+        try:
+            self._capture.run()
+        except BaseException as exc:  # noqa: BLE001 - whatever killed it, the robot is deaf now
+            self._capture_died(exc)
+
+    def _capture_died(self, exc: BaseException) -> None:
+        self._report_error("capture", exc)  # the traceback, for the log
+        if self._q.stopping.is_set():
+            return  # the loop is stopping anyway
+        self.failure = (
+            f"the voice loop's capture thread died ({type(exc).__name__}: {exc}): "
+            "nothing more can be heard, the stop phrase included"
+        )
+        with suppress(Exception):
+            self.safety_stop(reason="the microphone is no longer listened to")
+        self._publish(CaptureFailed(error=self.failure))
+        self._q.input_done.set()  # nothing more will come in: waits for the end of input return
 
     def stop(self, timeout_s: float | None = None, *, timeout: float | None = None) -> StopReport:
         """Cancel the running turn, drop queued work (reported), close devices, join every thread.

@@ -37,13 +37,14 @@ class StopCheck:
 
     def __init__(
         self,
-        matcher: StopPhraseMatcher,
+        matcher: StopPhraseMatcher | None,
         stt: STT,
         *,
         max_s: float = SECOND_LISTEN_MAX_S,
         beams: int = SECOND_LISTEN_BEAMS,
     ) -> None:
         self.matcher = matcher
+        """None when the spoken stop is off (``safety.enabled: false``): nothing is a stop phrase."""
         self.stt = stt
         self.max_s = max_s
         self.beams = beams
@@ -55,12 +56,12 @@ class StopCheck:
 
     def phrase(self, text: str) -> str | None:
         """First listen: the stop phrase in ``text``, or None."""
-        return self.matcher.match(text) if text else None
+        return self.matcher.match(text) if text and self.matcher is not None else None
 
     def listen_again(self, audio: np.ndarray) -> tuple[str, str] | None:
         """Second listen: (the best beam's text, its stop phrase), or None."""
         stt = self.stt
-        if not isinstance(stt, AlternativeHypotheses) or self.beams <= 0:
+        if self.matcher is None or not isinstance(stt, AlternativeHypotheses) or self.beams <= 0:
             return None
         if audio.shape[0] > self.max_s * self.stt.sample_rate_hz:
             return None
@@ -73,6 +74,8 @@ class StopCheck:
 
     def describe(self) -> str:
         """One line for ``edgevox check``: the active phrases and how they are recognised."""
+        if self.matcher is None:
+            return "off (safety.enabled: false): no spoken phrase stops the robot"
         return describe(self.matcher.phrases, second_listen=self.second_listen, max_s=self.max_s, beams=self.beams)
 
 

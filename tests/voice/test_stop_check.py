@@ -114,3 +114,14 @@ def test_the_check_describes_itself_and_only_reads_short_audio():
     plain = StopCheck(StopPhraseMatcher(), FakeSTT())
     assert not plain.second_listen and "beam" not in plain.describe()
     assert plain.listen_again(np.zeros(16000, dtype=np.float32)) is None
+
+
+def test_with_the_spoken_stop_off_a_stop_word_is_an_ordinary_turn(bus, recorder, loops):
+    """``safety.enabled: false`` builds the loop with no stop phrases: it starts (it used to
+    raise in StopPhraseMatcher), "stop" is a request like any other, and check says it is off."""
+    stt = BeamSTT("Stop.", [("Stop.", -0.1)])
+    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False, stop_phrases=())
+    assert loop.stop_check.describe().startswith("off")
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    recorder.wait_for(TranscriptEvent, text="Stop.")  # an ordinary turn, queued after the reply
+    assert not recorder.of(Stopped) and stt.beam_calls == 0
