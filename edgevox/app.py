@@ -72,6 +72,10 @@ if TYPE_CHECKING:
 
 __all__ = ["App", "Engines", "Progress"]
 
+SETTLE_CHECK_S = 0.05
+""":meth:`App.wait_settled`: how long the application must look settled (two looks this far
+apart), and how often it looks when there is nothing registered to wait on."""
+
 
 class App:
     """A built application. Create with :meth:`build`; ``start()``, then ``stop()``.
@@ -254,6 +258,46 @@ class App:
     def wait_input_ended(self, timeout_s: float | None) -> bool:
         """For a WAV input: wait until it is exhausted and everything it started is answered."""
         return self.loop.wait_input_done(1e9 if timeout_s is None else timeout_s)
+
+    def wait_settled(self, timeout_s: float) -> list[str]:
+        """Block until the work the turns started has ended too: the voice loop is idle, no
+        activity is registered (skills, tool calls, background agents' runs, delegated
+        workers), no background agent has an event queued and no delivery is pending; and
+        that holds on two looks ``SETTLE_CHECK_S`` apart (a finished skill's event reaches a
+        background agent, a delivered answer becomes a turn). Returns ``[]`` when settled within
+        ``timeout_s``, else what still runs then (``["skill go_to"]``), for a headless run
+        that exits now to name what its exit cancels."""
+        end = time.monotonic() + max(0.0, timeout_s)
+        quiet_since: float | None = None
+        while True:
+            left = end - time.monotonic()
+            busy = self._busy()
+            if self.state is not ComponentState.RUNNING:
+                return busy  # stopping: nothing more will end on its own
+            now = time.monotonic()
+            if not busy:
+                quiet_since = now if quiet_since is None else quiet_since
+                if now - quiet_since >= SETTLE_CHECK_S:
+                    return []
+            else:
+                quiet_since = None
+            if left <= 0:
+                return busy
+            running = self.runtime.activities.running()
+            step = min(left, SETTLE_CHECK_S)
+            if running:
+                running[0].wait(step)  # wakes as soon as the oldest ends
+            else:
+                time.sleep(step)  # a queued event, a pending delivery, or the second look
+
+    def _busy(self) -> list[str]:
+        """What keeps the application from being settled, by name (see :meth:`wait_settled`)."""
+        out = [] if self.loop.wait_idle(0.0) else ["a voice turn"]
+        out += [a.label for a in self.runtime.activities.running() if a.kind != "turn"]
+        out += [f"background agent {bg.name} (queued events)" for bg in self.background if bg.queued]
+        if self.delivery is not None and self.delivery.strategy.pending:
+            out.append("a delivery")
+        return out
 
     @property
     def idle(self) -> bool:

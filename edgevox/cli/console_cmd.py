@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from edgevox.cli.run_cmd import add_run_options, cmd_run
+from edgevox.cli.run_cmd import EXIT_STATUS_HELP, add_run_options, cmd_run
 
 
 def register(subparsers: Any) -> None:
@@ -24,6 +24,7 @@ def register(subparsers: Any) -> None:
         help="run an application and watch it: streamed replies, tool calls, skills, stops",
         description="Run the application described by CONFIG like `run`, showing replies as they are "
         "written, tool calls, skill progress, safety stops and background agents' replies.",
+        epilog=EXIT_STATUS_HELP,
     )
     add_run_options(console)
     console.set_defaults(func=cmd_console)

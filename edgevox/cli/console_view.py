@@ -22,6 +22,15 @@ call, a background agent's reply) arriving mid-reply ends the reply's line; the 
 in a new ``robot:`` line that starts with all of it so far, so the last line of every reply is
 whole (with its latency).
 
+Typing on a terminal (``--text`` with a terminal on both sides) is the third rendering, the
+*prompt*: the terminal already shows what the user typed after ``you> ``, so typed lines are not
+echoed again; replies are printed whole when their turn ends (a token streamed into the line
+being typed would corrupt it); and every line printed replaces the prompt line (carriage return,
+erase line) and draws the prompt again under it, so output always lands above the input line.
+Characters typed but not yet entered stay in the terminal's line buffer (Enter still sends
+them) though the redraw hides them; Ctrl-R shows them again. (prompt_toolkit's ``patch_stdout``
+would keep them visible, but it is not a dependency.)
+
 Threading: like :class:`~edgevox.cli.status.StatusView`, ``on_event`` runs on whichever
 thread publishes and holds one lock while it updates the state and writes.
 """
@@ -30,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +68,13 @@ class ConsoleView(StatusView):
         live: bool | None = None,
         name: str = "robot",
         background: Mapping[str, str] | None = None,
+        prompt: str = "",
     ) -> None:
-        super().__init__(console, live=live, name=name)
+        super().__init__(console, live=False if prompt else live, name=name)
+        self.prompt = prompt
+        """Typed input on this terminal: the input line's prompt (``you> ``); "" = no prompt mode."""
+        self._prompt_shown = False
+        """The prompt is on the screen's last line (a printed line must erase it first)."""
         self.background = dict(background or {})
         """Agent name -> the background agent (``background_agents[].name``) that runs it."""
         self._open_turn = 0
@@ -86,11 +101,11 @@ class ConsoleView(StatusView):
         kind = event.kind
         if kind == "voice.turn_started":
             turn = self._turn(event)
-            if turn.transcript:
+            if turn.transcript and not (self.prompt and turn.typed):  # typed here: on the screen already
                 self._line(self._you_line(turn.transcript))
-                turn.you_shown = True
+            turn.you_shown = bool(turn.transcript)
         super()._apply(event)
-        if kind == "voice.token" and not self.live_mode:
+        if kind == "voice.token" and not self.live_mode and not self.prompt:
             self._stream_token(self._turn(event), event.text)
 
     # --- replies, streamed ----------------------------------------------------------------------
@@ -182,7 +197,38 @@ class ConsoleView(StatusView):
 
     def _print(self, text: Text) -> None:
         self._end_open_line()
+        if self._prompt_shown:
+            self.console.file.write("\r\x1b[K")  # the line goes where the prompt was
+            self._prompt_shown = False
         super()._print(text)
+        if self.prompt:
+            self._draw_prompt()
+
+    # --- the prompt (typed input on a terminal) ------------------------------------------------
+
+    def show_prompt(self) -> None:
+        """The input line's prompt, unless it is on the screen already (the reader's thread, at
+        the start and after each entered line)."""
+        with self._lock:
+            if self.prompt and not self._prompt_shown:
+                self._draw_prompt()
+
+    def line_entered(self) -> None:
+        """The user pressed Enter: the terminal moved to a new, empty line (the reader's thread)."""
+        with self._lock:
+            self._prompt_shown = False
+
+    def _draw_prompt(self) -> None:
+        self._write(Text(self.prompt, style="bold cyan"))
+        self._prompt_shown = True
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._prompt_shown:  # leave no prompt behind on exit
+                self.console.file.write("\r\x1b[K")
+                self.console.file.flush()
+                self._prompt_shown = False
+        super().stop()
 
     def _end_open_line(self) -> None:
         if self._open_turn:
@@ -213,13 +259,26 @@ def view_for(config: AppConfig, args: argparse.Namespace, out: Console) -> Statu
     """The view of a run: the console's (``edgevox console``, or ``run`` on a terminal when
     it is not answering one ``--say`` or a WAV), else the status view's per-turn lines, as
     ``run`` has always printed into a pipe. The live area is used only for microphone input on a
-    terminal: a typed line would be redrawn under the cursor, so typing gets plain lines."""
+    terminal: a typed line would be redrawn under the cursor, so typing on a terminal gets the
+    prompt rendering (see the module)."""
     source = config.audio.input.source
     headless = args.say is not None or source == "file"
     live = out.is_terminal and source == "device" and not headless
     if getattr(args, "console", False) or (out.is_terminal and not headless):
-        return ConsoleView(out, name=config.name, live=live, background=background_agents(config))
+        prompt = PROMPT if source == "text" and not headless and out.is_terminal and _stdin_is_terminal() else ""
+        return ConsoleView(out, name=config.name, live=live, background=background_agents(config), prompt=prompt)
     return StatusView(out, name=config.name, live=None if not (args.say or source != "device") else False)
+
+
+PROMPT = "you> "
+"""The input line's prompt when typing on a terminal."""
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # closed or detached
+        return False
 
 
 def background_agents(config: AppConfig) -> dict[str, str]:

@@ -50,6 +50,22 @@ def version() -> str:
         return edgevox.__version__
 
 
+def _asks_version(argv: Sequence[str]) -> bool:
+    """``-V``/``--version`` among the global options (before any command), as argparse reads them."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-V", "--version"):
+            return True
+        if arg == "--log-level":
+            i += 2
+            continue
+        if not arg.startswith("--log-level="):
+            return False  # a command, or an option argparse will judge
+        i += 1
+    return False
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
     import importlib
@@ -80,6 +96,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if _asks_version(args_in):
+        # Answered before any command module is imported (they pull in numpy, rich, the
+        # agents...): `edgevox --version` is what scripts and installers call to probe.
+        print(f"edgevox {version()}")
+        raise SystemExit(0)  # as argparse's version action does
+
     import logging
 
     from edgevox.errors import EdgeVoxError

@@ -7,7 +7,9 @@ neighbours, kept in the one module that may print and read stdin.
 ``run CONFIG`` builds the application described by CONFIG (a path or a builtin name such
 as ``default``) and runs it until Ctrl-C (then shuts down within
 ``runtime.shutdown_timeout_s``), until a WAV input has been answered, or after one
-``--say`` turn. ``check CONFIG`` validates, resolves models and references, opens the
+``--say`` turn; a headless run (``--say``, ``--input``, piped ``--text``) then waits up to
+``--wait-s`` for the skills and background replies its turns started (:meth:`App.wait_settled`),
+and names what its exit had to cancel (exit status 3). ``check CONFIG`` validates, resolves models and references, opens the
 audio devices and reports what would run. ``devices`` lists audio devices.
 
 This module is the only place (with ``cli/main.py``) that prints, installs a signal
@@ -31,15 +33,29 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from edgevox.cli.args import SECONDS
+from edgevox.cli.args import SECONDS, number
 from edgevox.errors import AudioDeviceError, ConfigError, EdgeVoxError
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from edgevox.app import App
+    from edgevox.cli.status import StatusView
     from edgevox.config.schema import AppConfig
     from edgevox.engines.portaudio_log import AudioLibraryLog
+
+WAIT_S = 60.0
+"""``--wait-s``' default: how long a headless run waits for the skills and background work it started."""
+
+STILL_RUNNING = 3
+"""Exit status of a headless run that had to cancel work still running after ``--wait-s``."""
+
+EXIT_STATUS_HELP = (
+    "exit status: 0 when every turn was answered and everything it started ended well; 1 when a turn or "
+    "a skill failed, a WAV held no speech, or --timeout ran out; 2 for bad input (a config, an option, a "
+    f"file); {STILL_RUNNING} when a headless run (--say, --input, piped --text) exited with a skill or "
+    "background work still running after --wait-s, which cancelled it; 130 after Ctrl-C."
+)
 
 _NO_DEVICE_HELP = (
     "This machine has no usable audio device. Run headless instead:\n"
@@ -55,6 +71,7 @@ def register(subparsers: Any) -> None:
         "run",
         help="run a voice agent application from a config",
         description="Run the application described by CONFIG until Ctrl-C.",
+        epilog=EXIT_STATUS_HELP,
     )
     add_run_options(run)
     run.set_defaults(func=cmd_run)
@@ -104,6 +121,15 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout", type=SECONDS, default=None, metavar="S", help="give up after S seconds (headless runs)"
+    )
+    parser.add_argument(
+        "--wait-s",
+        type=number(high=7 * 86400.0, inclusive_low=True),
+        default=WAIT_S,
+        metavar="S",
+        help=f"headless runs (--say, --input, piped --text): after the last reply, wait up to S seconds for the "
+        f"skills and background work it started (default {WAIT_S:g}); what still runs then is cancelled, named, "
+        f"and the exit status is {STILL_RUNNING}",
     )
     _add_device_options(parser)
     parser.add_argument(
@@ -320,7 +346,7 @@ def _run(config: AppConfig, args: argparse.Namespace) -> int:
 def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibraryLog) -> int:
     from edgevox.app import App
     from edgevox.cli.console_view import view_for
-    from edgevox.cli.status import JsonEvents, StatusView
+    from edgevox.cli.status import JsonEvents
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
@@ -346,12 +372,15 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
         raise
     tally = TurnTally()
     app.add_observer(tally.on_event)
+    writers: list[JsonEvents] = []
     if events_file is not None:
-        app.add_observer(JsonEvents(events_file).on_event)
+        writers.append(JsonEvents(events_file))
     status: StatusView | None = None
     if args.json:
-        app.add_observer(JsonEvents(sys.stdout).on_event)
-    else:
+        writers.append(JsonEvents(sys.stdout))
+    for writer in writers:
+        app.add_observer(writer.on_event)
+    if not args.json:
         status = view_for(config, args, out)  # the console's view (`console`, or `run` on a terminal)
         app.add_observer(status.on_event)
 
@@ -361,6 +390,15 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
     def on_sigint(signum: int, frame: Any) -> None:
         interrupted.append(signum)
         stop_requested.set()
+
+    deaf: list[str] = []  # the voice loop's capture thread died: nothing can be heard, so the run ends
+
+    def on_capture_failed(event: Any) -> None:
+        if getattr(event, "kind", "") == "voice.capture_failed":
+            deaf.append(event.error)
+            stop_requested.set()
+
+    app.add_observer(on_capture_failed)
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     previous_term = signal.signal(signal.SIGTERM, on_sigint)
@@ -376,15 +414,20 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
             err.print(f"dashboard: {app.dashboard.url}")
         if status is not None:
             status.start()
-        code = _drive(app, config, args, stop_requested, out)
+        code = _drive(app, config, args, stop_requested, out, tally, status)
     finally:
         if status is not None:
             status.stop()
         clean = app.stop(timeout_s=config.runtime.shutdown_timeout_s).clean
+        for writer in writers:
+            writer.flush()
         if events_file is not None:
             events_file.close()
         signal.signal(signal.SIGINT, previous)
         signal.signal(signal.SIGTERM, previous_term)
+    if deaf:
+        err.print(f"edgevox: {escape(deaf[0])}; the run stopped (the safety stop ran)")
+        return 1
     if not clean:
         err.print(
             f"[yellow]edgevox: shutdown was not clean within {config.runtime.shutdown_timeout_s} s:[/] {app.stop_report}"
@@ -395,7 +438,7 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
         # (systemd's stop, `kill`) stays a normal end of the run: exit 0 unless something failed.
         return 130
     if code == 0:
-        code = _headless_outcome(config, args, tally, err)
+        code = _headless_outcome(config, args, tally, err, asleep=(app.loop.utterances_asleep, app.loop.wake_phrase))
         if code:
             return code
     if config.audio.output.sink == "file" and not args.json:
@@ -404,15 +447,29 @@ def _run_app(config: AppConfig, args: argparse.Namespace, audio_log: AudioLibrar
 
 
 class TurnTally:
-    """Counts how the run's turns ended (bus observer), for the exit code of headless runs."""
+    """Counts how the run's turns and skills ended (bus observer), for the exit code of headless
+    runs; ``still_running`` is what a headless run's wait (``--wait-s``) left running."""
 
     def __init__(self) -> None:
         self.turns = 0
         self.failed: list[str] = []
+        self.skills_failed: list[str] = []
+        """``skill go_to failed: ...`` for each skill goal that failed."""
+        self.still_running: list[str] = []
+        self.waited_s = 0.0
+        self.waited = False
+        """A headless run waited for what its turns started (``--wait-s``)."""
         self._lock = threading.Lock()
 
     def on_event(self, event: Any) -> None:
-        if getattr(event, "kind", "") != "voice.turn_done":
+        kind = getattr(event, "kind", "")
+        if kind == "agent.skill_state" and event.state == "failed":
+            error = event.error or "no reason given"
+            wrapper = f"ToolExecutionError: tool {event.skill!r} failed: "
+            error = error.removeprefix(wrapper)  # the body's own error says it, once
+            with self._lock:
+                self.skills_failed.append(f"skill {event.skill} failed: {error}")
+        if kind != "voice.turn_done":
             return
         with self._lock:
             self.turns += 1
@@ -420,10 +477,29 @@ class TurnTally:
                 self.failed.append(event.error or "the turn failed")
 
 
-def _headless_outcome(config: AppConfig, args: argparse.Namespace, tally: TurnTally, err: Console) -> int:
+def _headless_outcome(
+    config: AppConfig,
+    args: argparse.Namespace,
+    tally: TurnTally,
+    err: Console,
+    *,
+    asleep: tuple[int, str | None] = (0, None),
+) -> int:
     """Exit code of a run that was asked for an answer (``--say`` or a WAV input): 1 when a
-    turn failed or the WAV held no speech the loop could hear, with one line saying which."""
+    turn failed or the WAV held no speech the loop could hear, with one line saying which.
+    ``asleep``: utterances heard while waiting for the wake word, and the wake phrase (None: no
+    wake word): speech was heard, only never the wake word."""
     headless = args.say is not None or config.audio.input.source == "file"
+    if tally.still_running:
+        err.print(
+            f"edgevox: {escape(', '.join(tally.still_running))} still running after {tally.waited_s:g} s: "
+            "cancelled; raise --wait-s"
+        )
+        return STILL_RUNNING
+    if tally.skills_failed and (headless or tally.waited):  # a robot that runs for days: not its exit
+        more = f" (and {len(tally.skills_failed) - 1} more)" if len(tally.skills_failed) > 1 else ""
+        err.print(f"edgevox: {escape(tally.skills_failed[0])}{more}")
+        return 1
     if not headless:
         return 0
     if tally.failed:
@@ -433,6 +509,14 @@ def _headless_outcome(config: AppConfig, args: argparse.Namespace, tally: TurnTa
         from edgevox.engines.audio_wav import wav_info
 
         seconds, rate = wav_info(config.audio.input.file or "")
+        heard, phrase = asleep
+        if heard and phrase:
+            err.print(
+                f"edgevox: speech was heard in {escape(config.audio.input.file or '')} ({heard} utterance"
+                f"{'s' if heard > 1 else ''}) but never the wake word {escape(repr(phrase))}: "
+                "say it first, or set wake.model: null (no wake word)"
+            )
+            return 1
         err.print(
             f"edgevox: no speech was heard in {escape(config.audio.input.file or '')} ({seconds:.1f} s at {rate} Hz): "
             "check it holds speech loud enough, or lower vad.aggressiveness"
@@ -481,63 +565,109 @@ def _build_with_progress(app_cls: type[App], config: AppConfig, err: Console, *,
         return app_cls.build(config, on_progress=on_progress)
 
 
-def _drive(app: App, config: AppConfig, args: argparse.Namespace, stop_requested: threading.Event, out: Console) -> int:
-    """Feed the application until it is done or Ctrl-C. Returns the exit code."""
+def _drive(
+    app: App,
+    config: AppConfig,
+    args: argparse.Namespace,
+    stop_requested: threading.Event,
+    out: Console,
+    tally: TurnTally,
+    view: StatusView | None = None,
+) -> int:
+    """Feed the application until it is done or Ctrl-C. Returns the exit code.
+
+    A headless run (``--say``, a WAV, piped ``--text``) then waits up to ``--wait-s`` for
+    what its turns started (skills, background agents' replies): exiting cancels whatever
+    still runs, so that is recorded in ``tally.still_running`` for the exit status."""
     timeout_s = args.timeout
+    wait_s = getattr(args, "wait_s", WAIT_S)
     if args.say is not None:
         app.submit_text(args.say)
-        return 0 if _wait(app, stop_requested, timeout_s) else 1
+        return 0 if _wait(app, stop_requested, timeout_s, settle=(wait_s, tally)) else 1
     source = config.audio.input.source
     if source == "file":
         # Headless: run until the WAV is exhausted and every turn it started is answered.
-        return 0 if _wait(app, stop_requested, timeout_s, until_input_ended=True) else 1
+        return 0 if _wait(app, stop_requested, timeout_s, until_input_ended=True, settle=(wait_s, tally)) else 1
     if source == "text":
-        return _text_repl(app, stop_requested, timeout_s, out)
+        return _text_repl(app, stop_requested, timeout_s, out, settle=(wait_s, tally), view=view)
     stop_requested.wait(timeout_s)
     return 0
 
 
+def _settle(app: App, settle: tuple[float, TurnTally]) -> None:
+    """A headless run's last wait: for the skills and background work its turns started."""
+    wait_s, tally = settle
+    tally.waited_s = wait_s
+    tally.waited = True
+    tally.still_running = app.wait_settled(wait_s)
+
+
 def _wait(
-    app: App, stop_requested: threading.Event, timeout_s: float | None, *, until_input_ended: bool = False
+    app: App,
+    stop_requested: threading.Event,
+    timeout_s: float | None,
+    *,
+    until_input_ended: bool = False,
+    settle: tuple[float, TurnTally] | None = None,
 ) -> bool:
-    """Wait for the app to become idle (or Ctrl-C). False on timeout."""
+    """Wait for the app to become idle (or Ctrl-C), then (``settle``) for what its turns
+    started. False on timeout."""
     done = threading.Event()
 
     def waiter() -> None:
         try:
             if until_input_ended:
                 app.wait_input_ended(timeout_s)
-            app.wait_idle(timeout_s)
+            if app.wait_idle(timeout_s) and settle is not None and not stop_requested.is_set():
+                _settle(app, settle)
         finally:
             done.set()
             stop_requested.set()
 
     thread = threading.Thread(target=waiter, name="edgevox-cli-wait", daemon=True)
     thread.start()
-    if not stop_requested.wait(timeout_s):
+    if not stop_requested.wait(None if timeout_s is None else timeout_s + (settle[0] if settle else 0.0)):
         return False
     return done.is_set() and app.idle
 
 
-def _text_repl(app: App, stop_requested: threading.Event, timeout_s: float | None, out: Console) -> int:
+def _text_repl(
+    app: App,
+    stop_requested: threading.Event,
+    timeout_s: float | None,
+    out: Console,
+    *,
+    settle: tuple[float, TurnTally] | None = None,
+    view: StatusView | None = None,
+) -> int:
     """Read lines from stdin on a helper thread so Ctrl-C (a signal) always wins.
 
     Each line is submitted at once, without waiting for the previous reply: a typed "stop"
     is matched on this thread and halts the reply being written, the skills it started
     and everything else running (the loop queues ordinary lines as turns, in order).
-    At the end of input the REPL waits for the last reply, then returns.
+    At the end of input the REPL waits for the last reply, then returns; piped input (not a
+    terminal) also waits for what the turns started (``settle``, ``--wait-s``).
     """
+    from edgevox.cli.console_view import ConsoleView
+
     interactive = sys.stdin.isatty()
     err = Console(stderr=True, highlight=False)
+    # Typing on a terminal: the console view owns the prompt line (output is printed above it).
+    prompt = view if isinstance(view, ConsoleView) and view.prompt else None
 
     def reader() -> None:
         number = 0
         try:
-            if interactive:
+            if prompt is not None:
+                prompt.show_prompt()
+            elif interactive:
                 out.print("[bold cyan]you>[/] ", end="")
             for raw in _stdin_lines():
                 if stop_requested.is_set():
                     break
+                if prompt is not None:
+                    prompt.line_entered()
+                    prompt.show_prompt()  # at once: the terminal echoes what is typed next after it
                 number += 1
                 try:
                     text = raw.decode("utf-8").strip()
@@ -547,7 +677,9 @@ def _text_repl(app: App, stop_requested: threading.Event, timeout_s: float | Non
                 if text:
                     app.submit_text(text)
             if not stop_requested.is_set():
-                app.wait_idle(timeout_s)  # end of input: let the last reply finish
+                idle = app.wait_idle(timeout_s)  # end of input: let the last reply finish
+                if idle and settle is not None and not interactive and not stop_requested.is_set():
+                    _settle(app, settle)
         finally:
             stop_requested.set()
 

@@ -49,7 +49,9 @@ class TurnView:
     first_audio: bool = False
     status: str = ""
     you_shown: bool = False
-    """``you: ...`` was printed when the turn started (the console)."""
+    """``you: ...`` was printed when the turn started (the console), or needs no printing."""
+    typed: bool = False
+    """A typed line (``voice.transcript`` with ``origin`` text), not heard speech."""
     echo: bool = False
     """The loop ignores this utterance (the robot heard itself, ``SpeechEnded.ignored``)."""
 
@@ -186,6 +188,7 @@ class StatusView:
                 st.last_note = "ignored its own voice"
             return
         turn.transcript = event.text
+        turn.typed = getattr(event, "origin", "") == "text"
         if not turn.started_at:
             turn.started_at = event.timestamp
         st.phase = "thinking"
@@ -271,19 +274,48 @@ class StatusView:
 
 
 class JsonEvents:
-    """Writes every event as one JSON line (``Event.to_dict``) to ``stream``. Thread-safe."""
+    """Writes every event as one JSON line (``Event.to_dict``) to ``stream``. Thread-safe.
+
+    One line per piece of the reply: the voice loop republishes each ``agent.reply_delta`` of
+    the turn's agent as a ``voice.token`` (with the turn id), on the same thread, right after
+    it. So a delta is held until the next event of its thread: the token that repeats it
+    replaces it, anything else writes it first. Deltas the
+    voice loop does not repeat (a background agent's, a child's) are all written, one event
+    late at most; :meth:`flush` writes what is held (the run's end)."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self._lock = threading.Lock()
+        self._held: dict[int, dict[str, Any]] = {}
+        """Publishing thread -> its last ``agent.reply_delta``, not yet written."""
         self.written = 0
 
     def on_event(self, event: Event) -> None:
-        line = json.dumps(event.to_dict(), ensure_ascii=False, default=repr)
+        data = event.to_dict()
+        thread = threading.get_ident()
         with self._lock:
-            self.stream.write(line + "\n")
-            self.stream.flush()
-            self.written += 1
+            held = self._held.pop(thread, None)
+            if data.get("kind") == "agent.reply_delta":
+                if held is not None:
+                    self._write(held)
+                self._held[thread] = data
+                return
+            if held is not None:
+                if not (data.get("kind") == "voice.token" and data.get("text") == held.get("text")):
+                    self._write(held)
+            self._write(data)
+
+    def flush(self) -> None:
+        """Write the deltas still held (call when the run ends)."""
+        with self._lock:
+            held, self._held = list(self._held.values()), {}
+            for data in held:
+                self._write(data)
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(data, ensure_ascii=False, default=repr) + "\n")
+        self.stream.flush()
+        self.written += 1
 
 
 def _tail(text: str, width: int) -> str:
