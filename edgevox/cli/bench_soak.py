@@ -276,12 +276,16 @@ class Soak:
         self.samples.append(sample_process(self._elapsed()))
 
     def _warm_up_done(self, memory_fill: float | None) -> None:
+        if self.args.diagnose:
+            # The snapshot keeps one record per live allocation (hundreds of MB with spaCy and
+            # WordNet loaded) for the rest of the run: taken before the warm-up sample, so the
+            # growth reported is the product's and not the bench's own.
+            self._snapshot = tracemalloc.take_snapshot()
+            self._types = _type_counts()
+            self._sample()
         self.warm = self.samples[-1]
         memory = "" if memory_fill is None else f"; conversation memory {100 * memory_fill:.0f} % of its token budget"
         self._print(f"warm-up ended at {self.warm.t_s / 60:.1f} min: RSS {self.warm.rss_mb:.1f} MB{memory}")
-        if self.args.diagnose:
-            self._snapshot = tracemalloc.take_snapshot()
-            self._types = _type_counts()
 
     def _report_interval(self, ledger: TurnLedger) -> None:
         ledger.sweep()

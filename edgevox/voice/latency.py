@@ -21,7 +21,7 @@ observer); a lock guards the records, so :meth:`summary` may be called from any 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 from edgevox.runtime.events import Event
@@ -101,8 +101,10 @@ class LatencyObserver:
         self.max_turns = max_turns
         self._lock = threading.Lock()
         self._turns: OrderedDict[int, TurnLatency] = OrderedDict()
-        self.barge_in_s: list[float] = []
-        self.stop_s: list[float] = []
+        # The last ``max_turns`` of each, like the turns: an observer kept for a robot's life
+        # must not grow with every barge-in and stop.
+        self.barge_in_s: deque[float] = deque(maxlen=max_turns)
+        self.stop_s: deque[float] = deque(maxlen=max_turns)
         self._sub = None
 
     def attach(self, bus) -> LatencyObserver:  # noqa: ANN001 - EventBus, imported lazily to avoid a cycle
