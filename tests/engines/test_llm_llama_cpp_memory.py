@@ -9,10 +9,9 @@ so what other tests loaded or freed does not move its resident size.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+
+from .fresh_rss import two_rss_figures
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
@@ -25,10 +24,6 @@ before the fix, linear; +0.3 MB after it (211.3 -> 211.6 MB)."""
 _SCRIPT = f"""
 import random
 from edgevox.engines.llm_llama_cpp import LlamaCppLLM
-
-def rss_mb():
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 words = "the robot goes to the kitchen and brings a cup of water then turns left slowly".split()
 rng = random.Random(0)
@@ -45,9 +40,7 @@ print(warm, rss_mb())
 
 
 def test_many_requests_do_not_grow_the_process():
-    done = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    warm, end = (float(x) for x in done.stdout.split()[-2:])
+    warm, end = two_rss_figures(_SCRIPT, timeout_s=600)
     assert end - warm < MAX_GROWTH_MB, (
         f"the LLM engine grew {end - warm:.1f} MB over {REQUESTS} requests after warm-up ({warm:.0f} -> {end:.0f} MB)"
     )

@@ -10,10 +10,9 @@ or freed does not move its resident size.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+
+from .fresh_rss import two_rss_figures
 
 pytestmark = [pytest.mark.models, pytest.mark.slow]
 
@@ -26,10 +25,6 @@ without them under 1 MB (the voice alone stayed at 372-373 MB from the 30th to t
 _SCRIPT = f"""
 import random
 from edgevox.engines.tts_piper import PiperTTS
-
-def rss_mb():
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 words = ("the robot went to the kitchen and turned on the lamp while the battery level "
          "stayed at eighty percent today").split()
@@ -46,9 +41,7 @@ print(warm, rss_mb())
 
 
 def test_synthesizing_many_sentences_of_new_lengths_does_not_grow_the_process():
-    done = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    warm, end = (float(x) for x in done.stdout.split()[-2:])
+    warm, end = two_rss_figures(_SCRIPT, timeout_s=600)
     assert end - warm < MAX_GROWTH_MB, (
         f"Piper grew {end - warm:.1f} MB over {SENTENCES} sentences after warm-up ({warm:.0f} -> {end:.0f} MB)"
     )
@@ -56,10 +49,6 @@ def test_synthesizing_many_sentences_of_new_lengths_does_not_grow_the_process():
 
 _LONG_SENTENCE = """
 from edgevox.engines.tts_piper import PiperTTS
-
-def rss_mb():
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 words = ("the robot went to the kitchen and turned on the lamp while the battery level "
          "stayed at eighty percent today").split()
@@ -79,11 +68,7 @@ its unused regions back after each run, -11 MB."""
 
 
 def test_one_long_sentence_does_not_leave_its_working_set_resident():
-    done = subprocess.run(
-        [sys.executable, "-c", _LONG_SENTENCE], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    before, after = (float(x) for x in done.stdout.split()[-2:])
+    before, after = two_rss_figures(_LONG_SENTENCE, timeout_s=300)
     assert after - before < MAX_HELD_MB, (
         f"one long sentence left {after - before:.1f} MB resident ({before:.0f} -> {after:.0f} MB)"
     )
