@@ -35,7 +35,7 @@ or an argument value selected tools: "fly forward" changed altitude, a joke requ
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from edgevox.agents.resolver_args import (
@@ -48,8 +48,11 @@ from edgevox.agents.resolver_args import (
     extract_from,
     index_tool,
     is_string,
+    is_switch,
+    named_numbers,
 )
 from edgevox.agents.tools import Tool
+from edgevox.language.lexicon import known, switch_polarity
 from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
@@ -275,13 +278,14 @@ class SchemaResolver:
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
         # A direction said with a number rules out tools that cannot go that way, when some tool can.
-        numbers_said = bool(find_numbers([w for w, _, _ in tokens]))
+        named = named_numbers([w for w, _, _ in tokens], self._index)  # "dock 2": a name, no amount
+        numbers_said = len(find_numbers([w for w, _, _ in tokens])) > len(named)
         takers = {e.tool.name for e in self._index if _takes_directions(e.frame, request)} if numbers_said else set()
         for entry in self._index:
             if query_only and not entry.query:
                 continue
             name = entry.tool.name
-            ex = extract_from(entry, text, tokens)
+            ex = extract_from(entry, text, tokens, named)
             m = match(request, entry.frame)
             if (
                 entry.query
@@ -369,6 +373,18 @@ class SchemaResolver:
         if len(named) > 1 and scores[best] - scores[named[1]] < self.margin:
             return proposal(call, False, candidates, f"close second: {named[1]} ({reason})")
         asked = self._value_question(entry, missing, problems, strings_too=False)
+        if asked is not None and not problems[best]:
+            # "drive over to aisle B": the verb's tool lacks a value, and the place said is a value
+            # of another tool that needs nothing else: that tool was likely meant. Asked, not run.
+            given = [
+                n
+                for n in ranked
+                if n != best and value_hits[n] > 0 and self._entry(n).tool.required and not missing[n] and not problems[n]
+            ]
+            if len(given) == 1:
+                other = given[0]
+                question = f"Did you mean {self.describe(other, found[other])}?"
+                return proposal((other, found[other]), True, [other, best], "a value only another tool takes", question)
         if asked is not None:
             return proposal(call, True, candidates, *asked)
         if missing[best]:
@@ -380,6 +396,12 @@ class SchemaResolver:
         )
         # "shut down every thruster": a verb of this tool, but an object only another tool has
         elsewhere = m.objects == 0 and any(matches[n].objects >= OTHER_OBJECT * 0.75 for n in matches if n != best)
+        if elsewhere:  # ... unless that object is a value this tool was given ("pour ... into the *shaker*")
+            own_values = {stem(w) for v in found[best].values() if isinstance(v, str) for w, _, _ in tokenize(v)}
+            rest = replace(request, nouns=frozenset(n for n in request.nouns if stem(n) not in own_values))
+            elsewhere = any(
+                match(rest, e.frame).objects >= OTHER_OBJECT * 0.75 for e in self._index if e.tool.name != best
+            )
         # "go over to my desk": a value named only by the docstring's words for it is confirmed
         if (
             elsewhere
@@ -483,6 +505,8 @@ class SchemaResolver:
             return True  # "put it in slow mode": a verb near the tool's, and its object
         if request.has_verb and all(v.verb in LIGHT_VERBS for v in request.verbs) and m.objects >= 1.0:
             return True  # "put oat milk on the shopping list": a light verb defers to its object
+        if m.objects >= 1.0 and _switching(request, frame):
+            return True  # "kill the siren": a verb that means switching off, said of the tool's own object
         return not request.has_verb and m.objects >= 1.0  # "lights off in the kitchen"
 
     def _entry(self, name: str) -> ToolIndex:
@@ -579,6 +603,15 @@ PARTICLES = frozenset("up down to on off in out over back away into onto".split(
 INDEFINITE_ARTICLES = frozenset(("a", "an", "some", "any"))
 
 
+def _switching(request: RequestFrame, frame: ToolFrame) -> bool:
+    """Every verb of the request means switching on or off (``lexicon.switch_polarity``) and the
+    tool switches something (a required on/off boolean): "kill the lights" is "switch off"."""
+    switches = any(p.kind == "boolean" and p.required and is_switch(p.name, p) for p in frame.params)
+    return switches and bool(request.verbs) and all(
+        not v.particle and switch_polarity(v.verb) is not None for v in request.verbs
+    )
+
+
 def _indefinite_before(text: str, value: str) -> bool:
     """The value follows an indefinite article ("tell me *a* joke")."""
     at = text.lower().find(value.lower())
@@ -615,6 +648,11 @@ def _hedge(clause: Any) -> bool:
 def spoken_name(tool_name: str) -> str:
     """A tool name as a verb phrase: ``set_timer`` -> "set the timer", ``go_to`` -> "go to"."""
     parts = [p for p in tool_name.lower().split("_") if p]
-    if len(parts) >= 2 and parts[1] not in PARTICLES and parts[1] not in ("home", "here", "there"):  # adverbs of place
+    if (
+        len(parts) >= 2
+        and parts[1] not in PARTICLES
+        and parts[1] not in ("home", "here", "there")  # adverbs of place
+        and known(parts[0], "v")  # a name opening with a noun is a noun phrase: "emergency stop"
+    ):
         parts.insert(1, "the")
     return " ".join(parts)

@@ -19,7 +19,8 @@ from typing import Any
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
-from edgevox.language.requests import intensifier, object_phrase
+from edgevox.language.lexicon import adjective_of, known, switch_polarity
+from edgevox.language.requests import intensifier, object_phrase, read_request
 from edgevox.language.terms import (
     DIRECTION_STEMS,
     DIRECTIONS,
@@ -113,14 +114,37 @@ class Extraction:
     or not: evidence of the tool that measures in it."""
 
 
-def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]) -> Extraction:
+def named_numbers(words: list[str], indexes: list[ToolIndex]) -> frozenset[tuple[int, int]]:
+    """The numbers said as part of a name some tool has as a value ("dock *2*", "aisle 3",
+    "jar two" of ``Literal["dock 1", "dock 2"]``): a name, not an amount, for every tool."""
+    names: set[tuple[str, float]] = set()
+    for index in indexes:
+        for prop in index.tool.parameters.get("properties", {}).values():
+            for v in enum_values(prop):
+                vt = [w for w, _, _ in tokenize(str(v))]
+                spans = find_numbers(vt)
+                if len(vt) >= 2 and len(spans) == 1 and spans[0].start == len(vt) - 1:
+                    names.add((vt[-2], spans[0].value))
+    return frozenset(
+        (n.start, n.end)
+        for n in find_numbers(words)
+        if n.start > 0 and not n.signed and (words[n.start - 1], n.value) in names
+    )
+
+
+def extract_from(
+    index: ToolIndex, text: str, tokens: list[tuple[str, int, int]], named: frozenset[tuple[int, int]] = frozenset()
+) -> Extraction:
     """Arguments of ``index.tool`` in ``text`` (tokenized as ``tokens``), per JSON type: enums and
-    booleans first, then numbers (unit, range, sign and bounds checked), then a free string."""
+    booleans first, then numbers (unit, range, sign and bounds checked), then a free string.
+    ``named``: number spans that are part of a name (:func:`named_numbers`), no amount."""
     t = index.tool
     words = [w for w, _, _ in tokens]
     # "hold it *right* there", "right now": "right" stresses the adverb after it, no direction
     stems = ["" if intensifier(words, k) else stem(w) for k, w in enumerate(words)]
-    numbers = find_numbers(words)
+    # "creep forward, *slowly*": an adverb names a choice or a flag as its adjective does ("slow")
+    said_as = [stem(a) if (a := adjective_of(w)) else s for w, s in zip(words, stems)] if len(words) > 1 else stems
+    numbers = [n for n in find_numbers(words) if (n.start, n.end) not in named]
     used_numbers: set[int] = set()
     props = t.parameters.get("properties", {})
     found: dict[str, Any] = {}
@@ -131,7 +155,7 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
     for pname, prop in props.items():
         values = enum_values(prop)
         if values:
-            value = _match_enum(values, stems, words)
+            value = _match_enum(values, said_as, words)
             pf = index.frame.param(pname)
             if value is None and pf is not None and pf.value_words:
                 value = _match_value_words(pf.value_words, stems)
@@ -148,6 +172,10 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         elif prop.get("type") == "boolean" or anyof_type(prop) == "boolean":
             switch = index.frame.param(pname)
             value = _match_bool(words, stems, switch.truth if switch is not None else None)
+            if value is None and pname in t.required and is_switch(pname, switch):
+                value = _verb_switches(text)
+            if value is None and known(pname, "a") and stem(pname) in said_as:
+                value = True  # "grab the glass, gently": ``gentle`` is said (a flag named by an adjective)
             if value is not None:
                 found[pname] = value
     numeric = [
@@ -225,8 +253,33 @@ def extract_from(index: ToolIndex, text: str, tokens: list[tuple[str, int, int]]
         value = quoted.group(1).strip() if quoted else object_phrase(text)
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
+    for pname in t.required:
+        # "dim the lights to forty percent": a level above zero set on a device that is
+        # switched means the device is on (a level of zero says nothing: "off" or "dark"?).
+        if pname not in found and is_switch(pname, index.frame.param(pname)) and not problems:
+            levels = [v for q, v in found.items() if q in numeric and isinstance(v, (int, float))]
+            if levels and all(v > 0 for v in levels):
+                found[pname] = True
     missing = [r for r in t.required if r not in found]
     return Extraction(found, missing, hits, problems, unit_hits=unit_hits, shared_hits=shared_hits, described=described)
+
+
+SWITCH_NAMES = frozenset(stem(w) for w in ("on", "enabled", "enable", "active", "activated", "power", "powered", "lit"))
+"""Boolean parameter names that say a device works or not (``on``, ``enabled``, ``power``)."""
+
+
+def is_switch(pname: str, param: Any) -> bool:
+    """A boolean that switches the tool's device on or off: by its name, or its text says what
+    turns it on and off ("True turns the pump on")."""
+    named = {stem(w) for w, _, _ in tokenize(pname.replace("_", " "))}
+    return bool(named & SWITCH_NAMES) or (param is not None and param.truth is not None)
+
+
+def _verb_switches(text: str) -> bool | None:
+    """On or off by the meaning of the request's verbs ("kill the siren": off; "activate the
+    pump": on), when they agree; see ``lexicon.switch_polarity``."""
+    said = {switch_polarity(v.verb) for v in read_request(text).verbs if not v.particle} - {None}
+    return next(iter(said)) if len(said) == 1 else None
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:

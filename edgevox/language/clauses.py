@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from edgevox.language.nlp import parse
+from edgevox.language.lexicon import informs, known
+from edgevox.language.nlp import parse, pipeline
 from edgevox.language.units import unit
 from edgevox.language.words import (
     ABILITY_MARKERS,
@@ -102,11 +103,25 @@ def _coordinated_verbs(piece: str) -> set[int]:
     if " and " not in f" {piece.lower()} ":
         return set()
     doc = parse(piece)
-    return {
-        t.idx
-        for t in doc[:-1]
-        if t.lower_ == "and" and doc[t.i + 1].pos_ == "VERB" and doc[t.i + 1].dep_ in ("conj", "ROOT")
-    }
+    return {t.idx for t in doc[:-1] if t.lower_ == "and" and _verb_conjunct(doc, t.i + 1)}
+
+
+def _verb_conjunct(doc: Any, i: int) -> bool:
+    """The word at ``i`` opens a second verb phrase: tagged a verb, or a conjunct of a verb that
+    English also has as a verb and that is followed, as a verb is, by a particle, an adverb, a
+    determiner or a number ("tilt up fifteen and *pan* left twenty", where the tagger read
+    "pan" as a noun)."""
+    t = doc[i]
+    if t.pos_ == "VERB" and t.dep_ in ("conj", "ROOT"):
+        return True
+    after = doc[i + 1] if i + 1 < len(doc) else None
+    return (
+        t.dep_ == "conj"
+        and t.head.pos_ == "VERB"
+        and can_be_base_verb(t.lower_)
+        and after is not None
+        and after.pos_ in ("ADP", "ADV", "DET", "NUM", "VERB")
+    )
 
 
 def _strip_opening(ws: list[str]) -> list[str]:
@@ -149,13 +164,26 @@ def _time_phrase_length(ws: list[str], i: int) -> int:
     return 0
 
 
-def is_conditional(ws: list[str]) -> bool:
-    """A condition or supposition anywhere in the words (rule 1)."""
+def _indirect_questions(text: str) -> bool:
+    """Every "if" of the text opens the object clause of a verb ("see *if* the door is open",
+    "check if it is locked": an indirect question, like "whether"), not a condition."""
+    marks = [t for t in parse(text) if t.lower_ == "if"]
+    return bool(marks) and all(t.dep_ == "mark" and t.head.dep_ == "ccomp" for t in marks)
+
+
+def is_conditional(ws: list[str], text: str = "") -> bool:
+    """A condition or supposition anywhere in the words (rule 1); ``text``, when given, is
+    parsed to tell an indirect question's "if" from a condition's."""
+    indirect = None
     for i, w in enumerate(ws):
         if w in CONDITIONS:
             after = ws[i + 1 : i + 3]
             if w == "if" and len(after) == 2 and after[0] == "you" and after[1] in POLITE_CONDITIONS:
                 continue  # "if you could", "if you don't mind"
+            if w == "if" and text:
+                indirect = _indirect_questions(text) if indirect is None else indirect
+                if indirect:
+                    continue
             return True
         if w == "case" and i > 0 and ws[i - 1] == "in":
             return True
@@ -173,11 +201,62 @@ def is_conditional(ws: list[str]) -> bool:
     return bool(ws and ws[0] in WH_WORDS and any(w in ("would", "could") for w in ws[1:4]))
 
 
+ONLY_INTERJECTIONS = "only interjections"
+"""The reason of a clause with no content ("oh,", "please.", "whoa,"): it counts for nothing."""
+
+NAME_OPENERS = frozenset("on off".split()) | DETERMINERS
+"""Words after which a negator cannot negate a verb: a determiner or a verb's particle must be
+followed by a noun phrase, so "do not disturb" after one is a name ("turn on do not disturb",
+"the do not disturb mode"). "to" is not one: "remember to not go" is negated."""
+
+
+def _interjection(ws: list[str]) -> bool:
+    """One word that is neither an English content word (WordNet knows it as no noun, verb,
+    adjective or adverb) nor a function word (spaCy's English stop words, a negator) nor a
+    number: an interjection ("whoa", "oops") or a name said to get attention."""
+    if len(ws) != 1:
+        return False
+    w = ws[0]
+    if w.isdigit() or w in NUMBER_WORDS or w in NEGATORS or pipeline().vocab[w].is_stop:
+        return False
+    return not any(known(w, pos) for pos in ("n", "v", "a", "r"))
+
+
+INDEFINITES = frozenset("a an another some any".split())
+
+
+def _question_tag(ws: list[str]) -> bool:
+    """ "..., would you", "..., can you?": a modal and "you" alone after a request only softens it."""
+    return len(ws) == 2 and ws[0] in REQUEST_MODALS | {"wont", "cant"} and ws[1] in ("you", "u")
+
+
+def _asks_to_be_told(ws: list[str]) -> bool:
+    """A verb of telling addressed to the speaker ("tell me the battery", "show us where you
+    are", "let me know ..."): a question put as a request. "remind me *to* ..." asks for an act,
+    and "tell me *a* joke" for something made up, not for the state of anything."""
+    if len(ws) < 3 or ws[1] not in ("me", "us") or ws[2] == "to" or ws[2] in INDEFINITES:
+        return False
+    return informs(ws[0]) or (ws[0] == "let" and ws[2] == "know")
+
+
+def _negators(ws: list[str]) -> list[int]:
+    """Where a negator negates: not inside a name (see :data:`NAME_OPENERS`)."""
+    out = []
+    for i, w in enumerate(ws):
+        if w not in NEGATORS:
+            continue
+        start = i - 1 if w == "not" and i > 0 and ws[i - 1] == "do" else i
+        if start > 0 and ws[start - 1] in NAME_OPENERS:
+            continue
+        out.append(i)
+    return out
+
+
 def _negated(ws: list[str]) -> bool:
     for seq in DOUBLE_NEGATIONS:
         if has_seq(ws, seq):
             return False
-    if any(w in NEGATORS for w in ws):
+    if _negators(ws):
         return True
     if any(has_seq(ws, seq) for seq in NEGATING_PHRASES):
         return True
@@ -236,7 +315,7 @@ def _after_determiner(ws: list[str], i: int) -> bool:
 def _subject_clause(ws: list[str]) -> bool:
     """A verb-first clause that is itself the subject of a sentence ("go to the kitchen *is*
     what my dad says", "set a timer is a phrase"): a copula with no subordinator before it."""
-    for w in ws[2:]:
+    for w in ws[1:]:
         if w in SUBORDINATORS:
             return False
         if w in COPULAS:
@@ -297,8 +376,8 @@ def classify_clause(text: str) -> Clause:
             if not ws:
                 return Clause(text, "statement", "nothing asked")
             break
-    if not ws:
-        return Clause(text, "statement", "only interjections")
+    if not ws or _interjection(ws) or _question_tag(ws):
+        return Clause(text, "statement", ONLY_INTERJECTIONS)
     if any(has_seq(ws, seq) for seq in RETRACTIONS):
         return Clause(text, "negated", "retracts what was said")
     if _negated(ws):
@@ -329,6 +408,8 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
     if text.rstrip().endswith("?") and not polite:
         return Clause(text, "question", "ends with a question mark")
+    if _asks_to_be_told(ws[2:] if polite else ws):
+        return Clause(text, "question", "asks to be told ('tell me ...', 'let me know ...')")
     if polite and len(ws) > 2 and ws[2] in ABILITY_MARKERS:
         return Clause(text, "question", "asks whether the robot is able to ('can you even ...')")
     if polite:

@@ -54,6 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from edgevox.language.clauses import (
+    ONLY_INTERJECTIONS,
     Clause,
     Kind,
     bare_negation,
@@ -98,7 +99,7 @@ def analyze(text: str) -> Intent:
     all_words = words(text)
     if not all_words:
         return Intent("statement", text, "nothing said")
-    if is_conditional(all_words):
+    if is_conditional(all_words, text):
         return Intent("hypothetical", text, "a condition or supposition")
     clauses = _carry(tuple(classify_clause(c) for c in split_clauses(text)))
     for c in clauses:
@@ -115,7 +116,11 @@ def analyze(text: str) -> Intent:
             if c.kind == "negated" and _retracts(c.text):
                 return Intent("negated", c.text, "a later clause takes the request back", clauses)
         elliptical = all(c.elliptical for c in commands)
-        if not elliptical or len(commands) == len(clauses):
+        said = [c for c in clauses if c.reason != ONLY_INTERJECTIONS]
+        # A verbless command with only reasons besides it ("emergency brake now, there's a
+        # hedgehog!") is still a command; the resolver acts on it only if it names a tool.
+        reasons = all(c.kind in ("command", "statement", "report") for c in said)
+        if not elliptical or len(commands) == len(said) or reasons:
             confirm = deferral(all_words) or ("hedged" if any(w in HEDGES for w in all_words) else "")
             return Intent(
                 "command",

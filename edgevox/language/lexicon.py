@@ -214,3 +214,58 @@ def attribute_nouns(adjective: str) -> frozenset[str]:
         for attr in s.attributes():
             out |= {name.replace("_", " ").lower() for name in attr.lemma_names()}
     return frozenset(out)
+
+
+SWITCHED_OFF = frozenset(
+    "end.v.02 discontinue.v.01 stop.v.05 snuff_out.v.02 deactivate.v.01 inactivate.v.02 disable.v.01 "
+    "switch_off.v.01 hush.v.02".split()
+)
+"""WordNet's senses of ending something's working: terminate, discontinue, halt, put out, deactivate,
+disable, switch off, silence. A verb whose frequent senses are kinds of these ("kill" is "end or
+extinguish by forceful means") turns a device off."""
+SWITCHED_ON = frozenset(
+    "begin.v.02 begin.v.03 initiate.v.02 activate.v.02 activate.v.03 activate.v.04 enable.v.01 "
+    "switch_on.v.01 ignite.v.01".split()
+)
+"""WordNet's senses of setting something working: start, trigger, activate, enable, switch on, ignite."""
+
+
+@functools.lru_cache(maxsize=4096)
+def switch_polarity(verb: str) -> bool | None:
+    """Whether a verb, said of a device, turns it on (True) or off (False), from what its most
+    frequent senses are kinds of (a few steps up WordNet's hypernyms); None when it says
+    neither, or both ("kill the siren" -> False, "activate the pump" -> True, "move" -> None)."""
+    kinds: set[str] = set()
+    for s in _senses(verb, "v"):
+        kinds.add(s.name())
+        kinds |= {h.name() for h in s.closure(lambda x: x.hypernyms(), depth=3)}
+    off, on = bool(kinds & SWITCHED_OFF), bool(kinds & SWITCHED_ON)
+    return None if off == on else on
+
+
+INFORMING = "inform.v.01"
+"""WordNet's "impart knowledge of some fact, state of affairs, or event to": tell, show, report,
+describe, explain, update are kinds of it."""
+
+
+@functools.lru_cache(maxsize=4096)
+def informs(verb: str) -> bool:
+    """A verb of telling (one of its two most frequent senses is a kind of informing): "tell me
+    your battery" asks for information, as a question does; "show" informs only in a rarer
+    sense ("show me the kitchen" may ask for an act)."""
+    return any(
+        s.name() == INFORMING or any(h.name() == INFORMING for h in s.closure(lambda x: x.hypernyms(), depth=4))
+        for s in _senses(verb, "v")[:2]
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def adjective_of(adverb: str) -> str | None:
+    """The adjective an adverb is formed from (WordNet's pertainym: "gently" -> "gentle",
+    "slowly" -> "slow"), or None: "do it gently" says the same as "be gentle"."""
+    for s in wordnet().synsets(adverb, "r"):
+        for lemma in s.lemmas():
+            if lemma.name() == adverb:
+                for p in lemma.pertainyms():
+                    return p.name()
+    return None

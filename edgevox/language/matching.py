@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgevox.language.frames import Phrase, ToolFrame, noun_lemma
-from edgevox.language.lexicon import Relation, nominalizations, relation
+from edgevox.language.lexicon import Relation, nominalizations, relation, switch_polarity
 from edgevox.language.phrasal import PARTICLES, PREPOSITIONS
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
 from edgevox.language.terms import stem
@@ -76,7 +76,7 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
     """How strongly ``request`` names the tool of ``frame`` (see the module docstring)."""
     best, exact, how, own = 0.0, False, "", True
     for rp in request.verbs:
-        if rp.verb in frame.own_objects and not rp.particle and rp.verb not in LIGHT_VERBS and DENOMINAL > best:
+        if _object_made_verb(rp, frame) and DENOMINAL > best:
             # "zoom to eight times" for ``set_zoom``: English makes verbs of nouns ("zoom",
             # "mop", "photograph"); the tool's own object said as the verb names it. A light verb
             # is no noun made a verb: "*do* a spot clean" does not name ``set_do_not_disturb``.
@@ -151,6 +151,20 @@ def _verb_score(
     return score, exact
 
 
+def _object_made_verb(rp: Phrase, frame: ToolFrame) -> bool:
+    """The request's verb is the tool's own object made a verb ("zoom" for ``set_zoom``), or the
+    verb its object is the act of ("record" for ``start_recording``: WordNet derives
+    "recording" from "record"). Saying that verb does the act, so it names no tool whose own
+    verb ends the act ("record" is no ``stop_recording``)."""
+    if rp.particle or rp.verb in LIGHT_VERBS:
+        return False
+    if rp.verb in frame.own_objects:
+        return True
+    if not nominalizations(rp.verb) & frame.own_objects:
+        return False
+    return not any(tp.own and switch_polarity(tp.verb) is False for tp in frame.verbs)
+
+
 def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     light = tp.verb in LIGHT_VERBS and not tp.particle
     if is_direction(rp.verb) and rp.verb != "move":
@@ -166,11 +180,12 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     rel = relation(rp.text, tp.text, "v")
     if rel == Relation.SAME:
         return (LIGHT, True) if light else (EXACT, True)
+    said_light = rp.verb in LIGHT_VERBS and not rp.particle
     if rel >= Relation.SYNONYM:
-        return (NEAR, False) if light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
-    if rel == Relation.NEAR:
+        return (NEAR, False) if light or said_light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
+    if rel == Relation.NEAR and not said_light:
         return NEAR, False
-    return 0.0, False
+    return 0.0, False  # "put" is near "park" in one of its many senses: its object says what is done
 
 
 def _name_said(request: RequestFrame, frame: ToolFrame) -> bool:

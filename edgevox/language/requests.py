@@ -114,6 +114,9 @@ def read_request(text: str) -> RequestFrame:
             continue  # "ten *metres*": a unit
         if t.tag_ == "VBG" and i > 0 and not (opening is not None and t.i == opening.i):
             nouns.add(word)  # "stop *recording*", "start *cleaning*": the activity is the object
+        if t.pos_ == "VERB" and t.dep_ in ARGUMENT_DEPS and any(c.dep_ in ("det", "poss") for c in t.children):
+            nouns.add(noun_lemma(word))  # "activate the bilge *pump*": a word with a determiner is a noun
+            continue
         tagged_verb = t.pos_ == "VERB" and "VERB" in readings(word)  # the lexicon vetoes a tagger slip
         if t.pos_ == "VERB" and not tagged_verb and not is_opening:
             nouns.add(lemma)  # "thermostat to 19.5": a noun the tagger read as a verb

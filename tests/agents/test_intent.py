@@ -119,6 +119,27 @@ INTENT_RULES = [
     # -- questions about ability, alternative questions
     ("can you even open the garage door", "question", None),
     ("could you open the garage or is it locked", "question", None),
+    # -- a negator after a determiner or a particle opens a name, it negates no verb
+    ("turn on do not disturb", "command", "turn on do not disturb"),
+    ("switch off the do not disturb mode", "command", "switch off the do not disturb mode"),
+    ("remember to not go there", "negated", None),
+    # -- a clause that is only an interjection counts for nothing; reasons do not undo a command
+    ("whoa, close the door", "command", "close the door"),
+    ("two sugars in my coffee, please", "command", "two sugars in my coffee"),
+    ("emergency brake now, there's a cat in front of you", "command", "emergency brake now"),
+    # -- a copula inside a clause opened by a complementizer is not the sentence's verb
+    ("check whether the back door is locked", "command", "check whether the back door is locked"),
+    ("see if the window is open", "command", "see if the window is open"),
+    # -- a verb of telling addressed to the speaker asks for information, as a question does
+    ("tell me your battery level", "question", None),
+    ("could you tell us where you are", "question", None),
+    ("let me know how full the bin is", "question", None),
+    ("remind me to water the plants", "command", "remind me to water the plants"),
+    ("give me the red cup", "command", "give me the red cup"),
+    ("tell me a joke about robots", "command", "tell me a joke about robots"),  # made up, no state
+    # -- a modal and "you" alone after a request is a tag that softens it
+    ("close the window, would you", "command", "close the window"),
+    ("close the window, can you?", "command", "close the window"),
     # -- verbless and polite forms still act
     ("garage lights off", "command", "garage lights off"),
     ("robot, close the door", "command", None),
@@ -172,6 +193,9 @@ def test_clauses_split_at_punctuation_and_clause_conjunctions_but_not_inside_num
     assert split_clauses("set a timer for a hundred and five minutes") == ["set a timer for a hundred and five minutes"]
     assert split_clauses("move 2.5 meters") == ["move 2.5 meters"]
     assert split_clauses("turn left and don't stop") == ["turn left", "and don't stop"]
+    # a conjunct of a verb that English has as a verb, followed as a verb is (the tagger said noun)
+    assert split_clauses("tilt up fifteen and pan left twenty") == ["tilt up fifteen", "and pan left twenty"]
+    assert split_clauses("bring me salt and pepper") == ["bring me salt and pepper"]
 
 
 @pytest.mark.parametrize(

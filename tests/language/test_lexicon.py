@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edgevox.language.lexicon import Relation, antonyms, attribute_nouns, relation
+from edgevox.language.lexicon import Relation, antonyms, attribute_nouns, informs, relation
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,8 @@ def test_the_wordnet_index_is_immutable_so_the_garbage_collector_does_not_walk_i
     entries = [index[w] for w in ("dog", "climb", "raise", "kitchen")]
     assert all(isinstance(offsets, tuple) for e in entries for offsets in e.values())
     assert not any(gc.is_tracked(e) for e in entries)  # ~130 ms less per full collection
+
+
+@pytest.mark.parametrize(("verb", "telling"), [("tell", True), ("describe", True), ("show", False), ("report", True), ("explain", True), ("give", False), ("bring", False), ("list", False)])
+def test_verbs_of_telling_are_kinds_of_informing(verb, telling):
+    assert informs(verb) is telling

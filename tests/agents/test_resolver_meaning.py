@@ -1,0 +1,179 @@
+"""What a request means beyond its words' spelling: switching a device on or off by what the verb
+means, a level that implies "on", adverbs and their adjectives, verbs made from a tool's object,
+numbers that are part of a name. Each test is one principle of English (WordNet's senses,
+derivations and pertainyms) or of the tool's schema."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import pytest
+
+from edgevox.agents.resolver import SchemaResolver, spoken_name
+from edgevox.agents.tools import tool
+from edgevox.language.lexicon import switch_polarity
+
+
+@tool
+def set_beacon(on: bool, brightness: Annotated[int, "Brightness in percent, 10 to 100."] = 100) -> str:
+    """Switch the rooftop beacon on or off and set how bright it is."""
+    return "ok"
+
+
+@tool
+def set_pump(enabled: bool) -> str:
+    """Run or idle the bilge pump."""
+    return "ok"
+
+
+@tool
+def raise_mast(height_cm: float) -> str:
+    """Raise or lower the camera mast, in centimetres."""
+    return "ok"
+
+
+BOAT = SchemaResolver([set_beacon, set_pump, raise_mast])
+
+
+@pytest.mark.parametrize(
+    ("verb", "polarity"),
+    [
+        ("kill", False),  # "end or extinguish by forceful means"
+        ("extinguish", False),
+        ("silence", False),
+        ("deactivate", False),
+        ("activate", True),
+        ("ignite", True),
+        ("start", True),
+        ("move", None),  # says nothing of on or off
+        ("turn", None),  # goes both ways: its particle decides
+        ("set", None),
+    ],
+)
+def test_a_verbs_senses_say_whether_it_switches_on_or_off(verb, polarity):
+    assert switch_polarity(verb) is polarity
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("kill the beacon", ("set_beacon", {"on": False})),
+        ("activate the bilge pump", ("set_pump", {"enabled": True})),
+        ("deactivate the pump", ("set_pump", {"enabled": False})),
+    ],
+)
+def test_a_verb_that_means_switching_said_of_the_tools_object_acts(text, call):
+    p = BOAT.propose(text)
+    assert p.call == call and p.clarify is None, p
+
+
+def test_a_positive_level_of_a_switched_device_means_it_is_on():
+    p = BOAT.propose("dim the beacon to thirty percent")
+    assert p.call == ("set_beacon", {"brightness": 30, "on": True}), p
+
+
+def test_a_level_of_zero_or_a_verb_that_says_nothing_leaves_on_or_off_asked():
+    for text in ("move the beacon", "set the beacon brightness to zero"):
+        p = BOAT.propose(text)
+        assert p.call is None or "on" not in p.call[1], (text, p)
+
+
+def test_a_negated_switching_verb_does_nothing():
+    assert BOAT.propose("don't kill the beacon").call is None
+
+
+@pytest.mark.parametrize(
+    ("name", "spoken"),
+    [("set_timer", "set the timer"), ("emergency_stop", "emergency stop"), ("go_to", "go to"), ("take_off", "take off")],
+)
+def test_a_tool_name_is_said_as_a_verb_phrase_only_when_it_opens_with_a_verb(name, spoken):
+    assert spoken_name(name) == spoken
+
+
+# -- words of a request that say how, and verbs made from a tool's object --------------------
+
+
+@tool
+def start_recording(minutes: Annotated[int, "How long to record, 1 to 60 minutes."] = 10) -> str:
+    """Start recording video."""
+    return "recording"
+
+
+@tool
+def stop_recording() -> str:
+    """Stop recording video."""
+    return "stopped"
+
+
+@tool
+def drive(meters: float, speed: Literal["slow", "normal", "fast"] = "normal") -> str:
+    """Drive forward or backward. Positive drives forward, negative reverses."""
+    return "drove"
+
+
+@tool
+def pick_up(item: Literal["glass", "bowl"], gentle: bool = False) -> str:
+    """Pick up an item from the counter."""
+    return "holding"
+
+
+@tool
+def pour(bottle: Literal["gin", "tonic"], volume_ml: int, into: Literal["shaker", "glass"] = "shaker") -> str:
+    """Pour a measured amount from a bottle, in millilitres."""
+    return "poured"
+
+
+@tool
+def park_arm() -> str:
+    """Close the bar: dump the shaker and fold the arm into its parked position."""
+    return "parked"
+
+
+CAMERA = SchemaResolver([start_recording, stop_recording])
+CART = SchemaResolver([drive, pick_up])
+BAR = SchemaResolver([pour, park_arm])
+
+
+def test_the_verb_a_tools_object_is_the_act_of_names_the_tool_that_starts_it_not_the_one_that_stops_it():
+    p = CAMERA.propose("record for five minutes")
+    assert p.call == ("start_recording", {"minutes": 5}), p
+
+
+def test_an_adverb_says_what_its_adjective_says():
+    assert CART.propose("drive forward two metres slowly").call == ("drive", {"meters": 2, "speed": "slow"})
+    assert CART.propose("pick up the glass gently").call == ("pick_up", {"item": "glass", "gentle": True})
+
+
+def test_an_object_that_is_a_value_given_to_the_tool_is_no_object_of_another_tool():
+    p = BAR.propose("pour 30 ml of gin into the shaker")  # the shaker is where to pour, not park_arm's
+    assert p.call == ("pour", {"bottle": "gin", "volume_ml": 30, "into": "shaker"}) and p.clarify is None, p
+
+
+def test_a_light_verb_is_not_near_a_content_verb_through_one_of_its_many_senses():
+    p = BAR.propose("put 30 ml of gin in the shaker")  # "put" ~ "park" in one sense: no name
+    assert p.call is None or p.call[0] != "park_arm", p
+
+
+@tool
+def go_to(destination: Literal["dock 1", "dock 2", "aisle B"]) -> str:
+    """Go to a named place in the warehouse."""
+    return "arrived"
+
+
+@tool
+def drive_straight(meters: float) -> str:
+    """Drive straight. Positive drives forward, negative reverses."""
+    return "drove"
+
+
+YARD = SchemaResolver([go_to, drive_straight])
+
+
+def test_a_number_that_is_part_of_a_name_is_no_amount():
+    p = YARD.propose("drive straight to dock 2")  # "2" names the dock: no two metres
+    assert p.call is None or p.call[0] != "drive_straight" or "meters" not in p.call[1], p
+
+
+def test_a_place_only_another_tool_takes_asks_whether_that_tool_was_meant():
+    p = YARD.propose("drive straight over to aisle B")
+    assert p.call == ("go_to", {"destination": "aisle B"}) and p.clarify == "Did you mean go to aisle B?", p
