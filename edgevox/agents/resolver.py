@@ -52,7 +52,7 @@ from edgevox.agents.resolver_args import (
     named_numbers,
 )
 from edgevox.agents.tools import Tool
-from edgevox.language.lexicon import known, switch_polarity
+from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
@@ -574,6 +574,9 @@ class SchemaResolver:
             if declared is not None:
                 lo = lo if lo is not None else declared.minimum
                 hi = hi if hi is not None else declared.maximum
+            last = what.split()[-1] if what.split() else what
+            if uname is None and kind == "integer" and base_form(last, "n") != last:
+                uname = what  # a count named by a plural noun: "How many laps should I patrol?"
             prefix = ""
             if problem.startswith("out of bounds") and lo is not None and hi is not None:
                 prefix = f"I can {verb} from {lo:g} to {hi:g}{' ' + uname if uname else ''}. "
@@ -607,9 +610,7 @@ def _switching(request: RequestFrame, frame: ToolFrame) -> bool:
     """Every verb of the request means switching on or off (``lexicon.switch_polarity``) and the
     tool switches something (a required on/off boolean): "kill the lights" is "switch off"."""
     switches = any(p.kind == "boolean" and p.required and is_switch(p.name, p) for p in frame.params)
-    return switches and bool(request.verbs) and all(
-        not v.particle and switch_polarity(v.verb) is not None for v in request.verbs
-    )
+    return switches and bool(request.verbs) and all(switch_polarity(v.text) is not None for v in request.verbs)
 
 
 def _indefinite_before(text: str, value: str) -> bool:

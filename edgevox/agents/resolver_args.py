@@ -191,7 +191,9 @@ def extract_from(
                     found[pname] = named
                     continue
             signs = frame_param.signs if frame_param is not None else None
-            end = extreme(words, signs) if len(numeric) == 1 and not numbers else None
+            # "a *full* clean" where "full" is a value already taken: no end of a scale
+            taken = {w for v in found.values() if isinstance(v, str) for w, _, _ in tokenize(v)}
+            end = extreme([w for w in words if w not in taken], signs) if len(numeric) == 1 and not numbers else None
             if end is not None and frame_param is not None:
                 limit = frame_param.maximum if end > 0 else frame_param.minimum
                 if limit is not None:  # "all the way up", "max it out", "as wide as it goes": the documented bound
@@ -278,7 +280,7 @@ def is_switch(pname: str, param: Any) -> bool:
 def _verb_switches(text: str) -> bool | None:
     """On or off by the meaning of the request's verbs ("kill the siren": off; "activate the
     pump": on), when they agree; see ``lexicon.switch_polarity``."""
-    said = {switch_polarity(v.verb) for v in read_request(text).verbs if not v.particle} - {None}
+    said = {switch_polarity(v.text) for v in read_request(text).verbs} - {None}  # "light up" is in WordNet too
     return next(iter(said)) if len(said) == 1 else None
 
 

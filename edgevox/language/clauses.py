@@ -171,6 +171,15 @@ def _indirect_questions(text: str) -> bool:
     return bool(marks) and all(t.dep_ == "mark" and t.head.dep_ == "ccomp" for t in marks)
 
 
+def _right_after_opening_verb(ws: list[str], i: int) -> bool:
+    """The word at ``i`` follows the verb that opens the request, with nothing between but a
+    particle ("check if", "find out if", "could you see if"): it opens that verb's object."""
+    k = 0
+    while k < i and (ws[k] in DISCOURSE or ws[k] in ("please", "robot") or ws[k] in REQUEST_MODALS or ws[k] in ("you", "u")):
+        k += 1
+    return can_be_base_verb(ws[k]) and (i == k + 1 or (i == k + 2 and ws[k + 1] in ("out",)))
+
+
 def is_conditional(ws: list[str], text: str = "") -> bool:
     """A condition or supposition anywhere in the words (rule 1); ``text``, when given, is
     parsed to tell an indirect question's "if" from a condition's."""
@@ -180,6 +189,8 @@ def is_conditional(ws: list[str], text: str = "") -> bool:
             after = ws[i + 1 : i + 3]
             if w == "if" and len(after) == 2 and after[0] == "you" and after[1] in POLITE_CONDITIONS:
                 continue  # "if you could", "if you don't mind"
+            if w == "if" and _right_after_opening_verb(ws, i):
+                continue  # "check if the oven is off", "could you see if ...": what to check
             if w == "if" and text:
                 indirect = _indirect_questions(text) if indirect is None else indirect
                 if indirect:
@@ -232,10 +243,13 @@ def _question_tag(ws: list[str]) -> bool:
 
 def _asks_to_be_told(ws: list[str]) -> bool:
     """A verb of telling addressed to the speaker ("tell me the battery", "show us where you
-    are", "let me know ..."): a question put as a request. "remind me *to* ..." asks for an act,
+    are", "let me know ..."): a question put as a request. "remind me *to* ..." or "remind me
+    *in five minutes*" asks for an act,
     and "tell me *a* joke" for something made up, not for the state of anything."""
     if len(ws) < 3 or ws[1] not in ("me", "us") or ws[2] == "to" or ws[2] in INDEFINITES:
         return False
+    if deferral(ws):
+        return False  # "remind me in five minutes", "alert me at six": an act for later (a timer)
     return informs(ws[0]) or (ws[0] == "let" and ws[2] == "know")
 
 
@@ -401,7 +415,13 @@ def classify_clause(text: str) -> Clause:
             return Clause(text, "question", "asks what the robot is able to do", may_query=False)
         return Clause(text, "question", f"opens with the question word {ws[0]!r}")
     if ws[0] == "be" or (
-        ws[0] in MAIN_VERB_AUXILIARIES and (len(ws) == 1 or ws[1] in ("a", "an", "some", "your", "me", "it", "this"))
+        ws[0] in MAIN_VERB_AUXILIARIES
+        and (
+            len(ws) == 1
+            or ws[1] in ("a", "an", "some", "your", "me", "it", "this")
+            or ws[1].isdigit()
+            or ws[1] in NUMBER_WORDS  # "do three laps": a count opens an object, not a subject
+        )
     ):
         pass  # "do a full turn", "have a look", "be quiet": a main verb, not an inversion
     elif ws[0] in AUXILIARIES and not polite:
@@ -410,6 +430,11 @@ def classify_clause(text: str) -> Clause:
         return Clause(text, "question", "ends with a question mark")
     if _asks_to_be_told(ws[2:] if polite else ws):
         return Clause(text, "question", "asks to be told ('tell me ...', 'let me know ...')")
+    asked = ws[2:] if polite else ws
+    if len(asked) > 2 and can_be_base_verb(asked[0]) and asked[1] in ("whether", "if"):
+        # "check whether the gate is locked", "see if the door is open": the object is a
+        # yes/no question; a tool that reads state answers it
+        return Clause(text, "question", "an indirect yes/no question ('check whether ...')")
     if polite and len(ws) > 2 and ws[2] in ABILITY_MARKERS:
         return Clause(text, "question", "asks whether the robot is able to ('can you even ...')")
     if polite:

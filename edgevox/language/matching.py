@@ -185,6 +185,9 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
         return (NEAR, False) if light or said_light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
     if rel == Relation.NEAR and not said_light:
         return NEAR, False
+    if not said_light and not rp.particle and not tp.particle and (p := switch_polarity(rp.verb)) is not None:
+        if p == switch_polarity(tp.verb):
+            return NEAR, False  # "kill" and "stop" both end something working (WordNet): near, confirmed
     return 0.0, False  # "put" is near "park" in one of its many senses: its object says what is done
 
 

@@ -127,14 +127,17 @@ INTENT_RULES = [
     ("whoa, close the door", "command", "close the door"),
     ("two sugars in my coffee, please", "command", "two sugars in my coffee"),
     ("emergency brake now, there's a cat in front of you", "command", "emergency brake now"),
-    # -- a copula inside a clause opened by a complementizer is not the sentence's verb
-    ("check whether the back door is locked", "command", "check whether the back door is locked"),
-    ("see if the window is open", "command", "see if the window is open"),
+    # -- a verb whose object is a whether/if clause asks a yes/no question (an indirect question)
+    ("check whether the back door is locked", "question", None),
+    ("see if the window is open", "question", None),
+    ("could you check if the oven is off", "question", None),
+    ("open the door if it is locked", "hypothetical", None),
     # -- a verb of telling addressed to the speaker asks for information, as a question does
     ("tell me your battery level", "question", None),
     ("could you tell us where you are", "question", None),
     ("let me know how full the bin is", "question", None),
     ("remind me to water the plants", "command", "remind me to water the plants"),
+    ("remind me in five minutes", "command", "remind me in five minutes"),
     ("give me the red cup", "command", "give me the red cup"),
     ("tell me a joke about robots", "command", "tell me a joke about robots"),  # made up, no state
     # -- a modal and "you" alone after a request is a tag that softens it

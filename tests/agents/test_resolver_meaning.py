@@ -177,3 +177,40 @@ def test_a_number_that_is_part_of_a_name_is_no_amount():
 def test_a_place_only_another_tool_takes_asks_whether_that_tool_was_meant():
     p = YARD.propose("drive straight over to aisle B")
     assert p.call == ("go_to", {"destination": "aisle B"}) and p.clarify == "Did you mean go to aisle B?", p
+
+
+@tool
+def emergency_stop() -> str:
+    """Stop all motors at once."""
+    return "stopped"
+
+
+@tool
+def patrol(route: Literal["perimeter", "car_park"], laps: Annotated[int, "How many laps, 1 to 5."] = 1) -> str:
+    """Drive a patrol route."""
+    return "patrolling"
+
+
+@tool
+def start_cycle(mode: Literal["floor", "walls", "full"], minutes: Annotated[int, "Length, 30 to 240 minutes."] = 120) -> str:
+    """Start a cleaning cycle."""
+    return "cleaning"
+
+
+GUARD = SchemaResolver([emergency_stop, patrol, start_cycle])
+
+
+def test_two_verbs_that_both_end_something_working_are_near_so_a_drastic_tool_is_confirmed():
+    p = GUARD.propose("kill the motors")  # "kill" ~ "stop": both kinds of ending (WordNet)
+    assert p.call == ("emergency_stop", {}) and p.clarify == "Did you mean emergency stop?", p
+
+
+def test_do_before_a_count_is_the_main_verb_and_a_count_out_of_bounds_asks_how_many():
+    assert GUARD.propose("do three laps of the car park").call == ("patrol", {"route": "car_park", "laps": 3})
+    p = GUARD.propose("do ten laps of the perimeter")
+    assert p.clarify == "I can patrol from 1 to 5 laps. How many laps should I patrol?", p
+
+
+def test_a_word_taken_as_a_value_is_no_end_of_a_scale():
+    p = GUARD.propose("start a full cycle")  # "full" is the mode, not the longest duration
+    assert p.call == ("start_cycle", {"mode": "full"}), p
