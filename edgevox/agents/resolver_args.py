@@ -220,6 +220,8 @@ def extract_from(
             unit_hits += 1
         # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
         value = convert(span.value, said, wanted)
+        if said is None and wanted is not None and wanted.pint_name == "percent" and _fraction(words[span.start : span.end]):
+            value = span.value * 100  # "down to a quarter of its power": a part of the whole, 25 percent
         rule = index.signs.get(pname)
         if rule is not None and span.signed and rule.sign(stems) != 0:
             # "drive backward minus two meters": a direction word and a sign - which one?
@@ -247,6 +249,10 @@ def extract_from(
             problems[pname] = bound
             continue
         integer = (props[pname].get("type") or anyof_type(props[pname])) == "integer"
+        if integer and abs(value - round(value)) > 0.01:
+            # "0.5 percent" of a whole-number parameter: rounding would do something else (0 is off)
+            problems[pname] = f"not a whole number: {value:g}"
+            continue
         found[pname] = as_number(value, integer)
     for pname, prop in props.items():
         if pname in found or prop.get("type") != "string" or enum_values(prop):
@@ -282,6 +288,17 @@ def _verb_switches(text: str) -> bool | None:
     pump": on), when they agree; see ``lexicon.switch_polarity``."""
     said = {switch_polarity(v.text) for v in read_request(text).verbs} - {None}  # "light up" is in WordNet too
     return next(iter(said)) if len(said) == 1 else None
+
+
+def _fraction(said: list[str]) -> bool:
+    """A part of a whole said in words ("a quarter", "half", "two thirds"): below one, with no
+    digits and no decimal point."""
+    value = find_numbers(said)
+    return (
+        len(value) == 1
+        and 0 < value[0].value < 1
+        and not any(w.replace(".", "").isdigit() or w in ("point", "zero", "oh") for w in said)
+    )
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:

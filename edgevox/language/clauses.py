@@ -418,6 +418,7 @@ def classify_clause(text: str) -> Clause:
         ws[0] in MAIN_VERB_AUXILIARIES
         and (
             len(ws) == 1
+            or raw[0] in ("and", "then")  # "..., and do the back lawn": a next step, no inversion
             or ws[1] in ("a", "an", "some", "your", "me", "it", "this")
             or ws[1].isdigit()
             or ws[1] in NUMBER_WORDS  # "do three laps": a count opens an object, not a subject

@@ -156,8 +156,8 @@ def _object_made_verb(rp: Phrase, frame: ToolFrame) -> bool:
     verb its object is the act of ("record" for ``start_recording``: WordNet derives
     "recording" from "record"). Saying that verb does the act, so it names no tool whose own
     verb ends the act ("record" is no ``stop_recording``)."""
-    if rp.particle or rp.verb in LIGHT_VERBS:
-        return False
+    if rp.particle not in ("", "in", "out", "up", "down") or rp.verb in LIGHT_VERBS:
+        return False  # "zoom *in*": a particle of direction keeps the verb; "zoom off" is another verb
     if rp.verb in frame.own_objects:
         return True
     if not nominalizations(rp.verb) & frame.own_objects:

@@ -24,6 +24,7 @@ from typing import Any
 from edgevox.language.frames import WH_ATTRIBUTES, Phrase, noun_lemma
 from edgevox.language.lexicon import attribute_nouns, base_form, known
 from edgevox.language.nlp import parse
+from edgevox.language.numbers import find_numbers
 from edgevox.language.phrasal import PARTICLES, verb_particles
 from edgevox.language.terms import is_direction
 from edgevox.language.units import unit
@@ -169,7 +170,11 @@ def _path_particle(toks: list, i: int, particle: str) -> bool:
             nxt = toks[k + 1].lower_
             after = toks[k + 2] if k + 2 < len(toks) else None
             if nxt in PATH_PREPOSITIONS:  # "down to the cafeteria" is a path; "down to thirty" a value
-                return after is not None and not after.like_num and after.lower_ not in NUMBER_WORDS
+                if after is None or after.like_num or after.lower_ in NUMBER_WORDS or after.pos_ == "ADJ":
+                    return False  # "down to quiet": a level
+                rest = [t.lower_ for t in toks[k + 2 :]]
+                amount = find_numbers(rest)  # "up to a metre and a half", "down to a quarter"
+                return not (amount and amount[0].start == 0)
             return is_direction(nxt)
     return False
 

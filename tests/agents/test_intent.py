@@ -30,6 +30,7 @@ INTENT_RULES = [
     ("don't forget to turn off the lights", "command", "don't forget to turn off the lights"),
     ("if you could turn left", "command", "if you could turn left"),
     ("do a little dance", "command", "do a little dance"),
+    ("pick the stripes and do the back lawn", "command", "pick the stripes and do the back lawn"),
     ("have a look at the door", "command", "have a look at the door"),
     ("be quiet", "command", "be quiet"),
     # -- the command clause of several

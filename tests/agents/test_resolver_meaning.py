@@ -214,3 +214,44 @@ def test_do_before_a_count_is_the_main_verb_and_a_count_out_of_bounds_asks_how_m
 def test_a_word_taken_as_a_value_is_no_end_of_a_scale():
     p = GUARD.propose("start a full cycle")  # "full" is the mode, not the longest duration
     assert p.call == ("start_cycle", {"mode": "full"}), p
+
+
+@tool
+def set_zoom(level: Annotated[float, "Zoom factor between 1 and 20."]) -> str:
+    """Set the optical zoom."""
+    return "zoomed"
+
+
+def test_a_noun_made_a_verb_keeps_a_particle_of_direction():
+    p = SchemaResolver([set_zoom, emergency_stop]).propose("zoom in")  # named; how far is asked
+    assert p.call == ("set_zoom", {}) and p.clarify is not None and "level" in p.missing["set_zoom"], p
+
+
+@tool
+def set_suction(power_percent: Annotated[int, "Pump power from 0 to 100 percent."]) -> str:
+    """Set the suction pump power."""
+    return "set"
+
+
+@tool
+def turn(angle_deg: float) -> str:
+    """Turn on the spot. Positive turns left, negative turns right."""
+    return "turned"
+
+
+POOL = SchemaResolver([set_suction, turn])
+
+
+def test_a_particle_after_the_object_before_a_level_is_the_verbs_not_a_path():
+    # "down to a quarter": a level, so "turn ... down" is the phrasal verb, not a rotation
+    p = POOL.propose("turn the suction down to a quarter of its power")
+    assert p.call == ("set_suction", {"power_percent": 25}), p
+
+
+def test_a_part_of_the_whole_said_in_words_is_a_percentage():
+    assert POOL.propose("set the suction to half").call == ("set_suction", {"power_percent": 50})
+
+
+def test_a_fraction_for_a_whole_number_parameter_is_asked_not_rounded():
+    p = POOL.propose("set the suction to 0.5 percent")  # rounding gives 0: the pump off
+    assert p.call == ("set_suction", {}) and p.clarify is not None and "power_percent" in p.problems["set_suction"], p

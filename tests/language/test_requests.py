@@ -16,6 +16,8 @@ VERBS = [
     ("lower the arm by five centimetres", ["lower"]),  # an imperative the tagger may read as an adjective
     ("switch the bedroom lights off", ["switch off"]),  # on/off after the object is the verb's particle
     ("put it on the table", ["put"]),  # ... unless it opens a phrase of its own
+    ("turn the volume down to a quarter", ["turn down"]),  # down to an amount: a level, no path
+    ("pop down to the cafeteria", ["pop down", "pop"]),  # down to a place: the path of a motion
 ]
 
 
