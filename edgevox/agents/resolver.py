@@ -341,6 +341,13 @@ class SchemaResolver:
         if not named:
             arg_only = [n for n in ranked if evidence[n] > 0]
             if not arg_only:
+                # "snap a photo": a verb no tool has, and the object of exactly one tool's
+                # docstring: that tool is likely meant, so it is asked about, never run.
+                objects_only = [n for n in ranked if matches[n].objects >= OTHER_OBJECT and matches[n].verb == 0]
+                if len(objects_only) == 1 and request.has_verb and not query_only:
+                    only = objects_only[0]
+                    question = f"Did you mean {self.describe(only, found[only])}?"
+                    return proposal((only, found[only]), True, [only], "only its object was said", question)
                 return self._bare_verb(request, matches) or proposal(
                     None, True, [], "no tool is named by the request's verb or objects"
                 )

@@ -26,7 +26,7 @@ from edgevox.language.lexicon import attribute_nouns, base_form, known
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.phrasal import PARTICLES, verb_particles
-from edgevox.language.terms import is_direction
+from edgevox.language.terms import is_direction, means_remaining
 from edgevox.language.units import unit
 from edgevox.language.words import WANT_VERBS, WISH_VERBS, can_be_base_verb
 from edgevox.language.words import lemmas as readings
@@ -73,6 +73,7 @@ class RequestFrame:
             w
             for i, w in enumerate(self.words)
             if is_direction(w)
+            and not means_remaining(self.words, i)
             and not self.returning_at(i)
             and not intensifier(self.words, i)
             and not self._verb_particle(i)
@@ -109,8 +110,8 @@ def read_request(text: str) -> RequestFrame:
         is_opening = opening is not None and t.i == opening.i and (can_be_base_verb(word) or _rare_verb(word))
         after_number = i > 0 and toks[i - 1].like_num
         back_up = is_opening and i + 1 < len(toks) and toks[i + 1].lower_ in PARTICLES
-        if is_direction(word) and not back_up:
-            continue  # "pan *left*" is not "leave"; but "*back* up" is a verb
+        if is_direction(word) and not back_up and not means_remaining([x.lower_ for x in toks], i):
+            continue  # "pan *left*" is not "leave"; but "*back* up" is a verb, and "is left" is "leave"
         if after_number and unit(word) is not None:
             continue  # "ten *metres*": a unit
         if t.tag_ == "VBG" and i > 0 and not (opening is not None and t.i == opening.i):

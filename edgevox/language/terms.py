@@ -103,6 +103,15 @@ DIRECTION_ADVERBS = frozenset(
 not a form of "leave"), except "back" opening a phrasal verb ("*back* up")."""
 
 
+BE_HAVE = frozenset("is are was were be been have has had got whats thats theres 's".split())
+
+
+def means_remaining(words: list[str] | tuple[str, ...], i: int) -> bool:
+    """ "how much gin is *left*", "what do you have left": "left" after a form of "be" or
+    "have" is the participle of "leave" (what remains), not a direction."""
+    return words[i] == "left" and i > 0 and words[i - 1] in BE_HAVE
+
+
 def is_direction(word: str) -> bool:
     """An adverb of direction ("up", "left", "backwards", "clockwise")."""
     return word.lower() in DIRECTION_ADVERBS

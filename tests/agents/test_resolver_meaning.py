@@ -255,3 +255,14 @@ def test_a_part_of_the_whole_said_in_words_is_a_percentage():
 def test_a_fraction_for_a_whole_number_parameter_is_asked_not_rounded():
     p = POOL.propose("set the suction to 0.5 percent")  # rounding gives 0: the pump off
     assert p.call == ("set_suction", {}) and p.clarify is not None and "power_percent" in p.problems["set_suction"], p
+
+
+@tool
+def take_snapshot(count: int = 1) -> str:
+    """Save still photos of the current view."""
+    return "saved"
+
+
+def test_a_verb_no_tool_has_with_one_tools_object_asks_about_that_tool():
+    p = SchemaResolver([take_snapshot, set_zoom]).propose("snap a photo")
+    assert p.call == ("take_snapshot", {}) and p.clarify == "Did you mean take the snapshot?", p

@@ -58,3 +58,10 @@ def test_the_object_phrase_is_the_verbs_object_without_its_determiner(text, valu
 def test_conjunctions_and_direction_context():
     assert strip_conjunction("and then land") == "land"
     assert directions_in("back up and turn left") == "back left"  # "up" of "back up" belongs to "back"
+
+
+def test_left_after_be_or_have_is_what_remains_not_a_direction():
+    asked = read_request("how much gin is left?")
+    assert [v.verb for v in asked.verbs] == ["leave"] and not asked.directions
+    assert read_request("turn left").directions == frozenset({"left"})
+    assert read_request("what do you have left").directions == frozenset()
