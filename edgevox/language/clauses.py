@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from edgevox.language.frames import READING_VERBS
 from edgevox.language.lexicon import informs, known
 from edgevox.language.nlp import parse, pipeline
 from edgevox.language.units import unit
@@ -236,6 +237,10 @@ def _interjection(ws: list[str]) -> bool:
 INDEFINITES = frozenset("a an another some any".split())
 
 
+LIGHT_READING_VERBS = frozenset("get show is has".split())
+"""Reading verbs of tool names that also ask for acts ("get the cup", "show me the kitchen")."""
+
+
 def _question_tag(ws: list[str]) -> bool:
     """ "..., would you", "..., can you?": a modal and "you" alone after a request only softens it."""
     return len(ws) == 2 and ws[0] in REQUEST_MODALS | {"wont", "cant"} and ws[1] in ("you", "u")
@@ -432,6 +437,9 @@ def classify_clause(text: str) -> Clause:
     if _asks_to_be_told(ws[2:] if polite else ws):
         return Clause(text, "question", "asks to be told ('tell me ...', 'let me know ...')")
     asked = ws[2:] if polite else ws
+    if len(asked) > 1 and asked[0] in READING_VERBS and asked[0] not in LIGHT_READING_VERBS:
+        # "check your battery", "read the gauge": a verb that names reading tools asks to read its object
+        return Clause(text, "question", f"asks to {asked[0]} something ('check your battery')")
     if len(asked) > 2 and can_be_base_verb(asked[0]) and asked[1] in ("whether", "if"):
         # "check whether the gate is locked", "see if the door is open": the object is a
         # yes/no question; a tool that reads state answers it

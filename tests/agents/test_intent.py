@@ -132,6 +132,10 @@ INTENT_RULES = [
     ("check whether the back door is locked", "question", None),
     ("see if the window is open", "question", None),
     ("could you check if the oven is off", "question", None),
+    # -- a verb that names reading tools asks to read its object
+    ("check your battery", "question", None),
+    ("please read the pressure gauge", "question", None),
+    ("get the red cup", "command", "get the red cup"),
     ("open the door if it is locked", "hypothetical", None),
     # -- a verb of telling addressed to the speaker asks for information, as a question does
     ("tell me your battery level", "question", None),
