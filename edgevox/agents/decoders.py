@@ -55,10 +55,12 @@ from edgevox.agents.grammar import (
 )
 from edgevox.agents.parsing import looks_like_call, model_turn, parse_reply, parse_tool_calls, spoken_text
 from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
+from edgevox.agents.resolver_args import index_tool
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
+from edgevox.language.nlp import parse
 from edgevox.language.requests import directions_in, has_subject
-from edgevox.language.terms import tokenize
+from edgevox.language.terms import stem, tokenize
 
 NONE_CHOICE = "none"
 """The choice that means "answer in words" in a tool-name grammar."""
@@ -202,7 +204,8 @@ class Clarifications:
         # a remark is a new turn, not the value asked for; a bare value ("five then", "to the
         # right", "eighty centimetres") is the answer, whatever its grammar.
         kind = analyze(text).kind
-        if kind in ("negated", "report", "hypothetical") or (kind == "statement" and has_subject(text)):
+        remark = kind == "statement" and has_subject(text) and not _value_as_subject(text, t, p.missing)
+        if kind in ("negated", "report", "hypothetical") or remark:
             return ClarifyAnswer("none")  # "my friend set a timer for five minutes": a remark
         new = SchemaResolver(tools).propose(text)
         if new.call is not None and new.call[0] != p.call.name and new.sure and new.clarify is None:
@@ -217,6 +220,14 @@ class Clarifications:
             ex = resolver.extract(t, f"{text} {directions_in(p.request)}")
             filled = {k: ex.found[k] for k in p.missing if k in ex.found}
         if len(filled) < len(p.missing) and p.request:
+            # "make it ten" after "climb fifteen metres" (too far): the new number, and the
+            # words of the request that set the sign ("climb"), which still hold.
+            signs = index_tool(t).signs
+            cues = [w for w, _, _ in tokenize(p.request) if any(r.sign([stem(w)]) in (-1, 1) for r in signs.values())]
+            if cues:
+                ex = resolver.extract(t, f"{text} {' '.join(cues)}")
+                filled |= {k: ex.found[k] for k in p.missing if k in ex.found and k not in filled}
+        if len(filled) < len(p.missing) and p.request:
             # "left" after "turn thirty degrees": the number said before holds.
             for context in (f"{p.request}, {text}",):
                 more = resolver.extract(t, context)
@@ -224,6 +235,16 @@ class Clarifications:
         if len(filled) < len(p.missing):
             return ClarifyAnswer("none")
         return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **filled}))
+
+
+def _value_as_subject(text: str, t: Tool, missing: Sequence[str]) -> bool:
+    """ "three is fine", "the kitchen will do": the subject is the value asked for, approved."""
+    subjects = [tok for tok in parse(text) if tok.dep_ in ("nsubj", "nsubjpass")]
+    if len(subjects) != 1:
+        return False
+    said = " ".join(w.text for w in subjects[0].subtree)
+    found = SchemaResolver([t]).extract(t, said).found
+    return all(k in found for k in missing)
 
 
 class ToolDecoder(Protocol):

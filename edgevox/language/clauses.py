@@ -302,22 +302,25 @@ def _subject_length(ws: list[str]) -> int:
     if ws[0] in SUBJECT_PRONOUNS:
         return 1
     if ws[0] in DETERMINERS:
-        for i in range(1, min(len(ws), 5)):
+        # a determiner's noun comes first: right after it "left" is an adjective ("the left one")
+        for i in range(2, min(len(ws), 5)):
             if ws[i] in FINITE_MARKERS or is_past_form(ws[i]) or ws[i] in NEGATORS:
                 return i
     return 0
 
 
-def _has_finite_verb(ws: list[str]) -> bool:
+def _has_finite_verb(ws: list[str], start: int = 0) -> bool:
     """A verb that makes these words a sentence with a subject ("the kids *set* a timer",
     "lights in the office *are* off"), as opposed to a verbless command ("kitchen lights on")."""
     for i, w in enumerate(ws):
+        if i < start:
+            continue
         if _after_determiner(ws, i):
             continue  # "to *the left*", "a full *turn*": a determiner opens a noun phrase
         if w in FINITE_MARKERS or inflected_verb_only(w) or is_past_form(w):
             return True
         nxt = ws[i + 1] if i + 1 < len(ws) else ""
-        if i > 0 and can_be_verb(w) and (nxt in DETERMINERS or nxt in FREQUENCY_ADVERBS):
+        if i > start and can_be_verb(w) and (nxt in DETERMINERS or nxt in FREQUENCY_ADVERBS):
             return True
     return False
 
@@ -478,7 +481,7 @@ def classify_clause(text: str) -> Clause:
             return Clause(text, "statement", "a verb phrase used as a subject ('go home is what ...')")
         return Clause(text, "command", "a verb-first command")
     # No verb first: a sentence about its first words (a subject and its verb), or no verb at all.
-    if _has_finite_verb(ws[1:]) or _noun_subject(ws):
+    if _has_finite_verb(ws, start=1) or _noun_subject(ws):
         if _past(ws, 1) or any(is_past_form(w) and not _after_determiner(ws, i) for i, w in enumerate(ws)):
             return Clause(text, "report", "a report about someone or something")
         return Clause(text, "statement", "a statement about someone or something")

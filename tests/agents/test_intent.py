@@ -150,6 +150,7 @@ INTENT_RULES = [
     ("close the window, can you?", "command", "close the window"),
     # -- verbless and polite forms still act
     ("garage lights off", "command", "garage lights off"),
+    ("the left one", "command", "the left one"),  # a word right after a determiner is no verb
     ("robot, close the door", "command", None),
     ("if you would close the door", "command", None),
 ]
