@@ -77,6 +77,16 @@ class RequestFrame:
             and not self.returning_at(i)
             and not intensifier(self.words, i)
             and not self._verb_particle(i)
+            and not self._path_to(i)
+        )
+
+    def _path_to(self, i: int) -> bool:
+        """ "pop *down* to the cafeteria": the particle is the path to a destination (the verb
+        was also read without it, see ``_path_particle``), not a direction of the motion."""
+        w = self.words[i]
+        nxt = self.words[i + 1] if i + 1 < len(self.words) else ""
+        return nxt in PATH_PREPOSITIONS and any(
+            v.particle == w and any(u.verb == v.verb and not u.particle for u in self.verbs) for v in self.verbs
         )
 
     def _verb_particle(self, i: int) -> bool:

@@ -65,3 +65,8 @@ def test_left_after_be_or_have_is_what_remains_not_a_direction():
     assert [v.verb for v in asked.verbs] == ["leave"] and not asked.directions
     assert read_request("turn left").directions == frozenset({"left"})
     assert read_request("what do you have left").directions == frozenset()
+
+
+def test_a_particle_on_the_path_to_a_destination_is_no_direction_of_the_motion():
+    assert read_request("pop down to the cafeteria").directions == frozenset()
+    assert read_request("move down two metres").directions == frozenset({"down"})
