@@ -39,6 +39,7 @@ tool ran, :class:`SchemaFirstDecoder` answers in words unless ``chain_calls`` is
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -55,12 +56,13 @@ from edgevox.agents.grammar import (
 )
 from edgevox.agents.parsing import looks_like_call, model_turn, parse_reply, parse_tool_calls, spoken_text
 from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
-from edgevox.agents.resolver_args import index_tool
+from edgevox.agents.resolver_args import index_tool, is_string
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
 from edgevox.language.nlp import parse
-from edgevox.language.requests import directions_in, has_subject
+from edgevox.language.requests import directions_in, has_subject, read_request
 from edgevox.language.terms import stem, tokenize
+from edgevox.language.words import DETERMINERS
 
 NONE_CHOICE = "none"
 """The choice that means "answer in words" in a tool-name grammar."""
@@ -227,6 +229,16 @@ class Clarifications:
             if cues:
                 ex = resolver.extract(t, f"{text} {' '.join(cues)}")
                 filled |= {k: ex.found[k] for k in p.missing if k in ex.found and k not in filled}
+        for k in p.missing:
+            if k not in filled and is_string(t, k) and not read_request(text).verbs:
+                # "SKU 1200" after "What sku ...?": a verbless answer is the value itself,
+                # without the parameter's own name and any determiner
+                name = {w for w in k.lower().split("_") if w}
+                kept = [
+                    w for w in re.findall(r"[\w'-]+", text) if w.lower() not in name and w.lower() not in DETERMINERS
+                ]
+                if kept:
+                    filled[k] = " ".join(kept)
         if len(filled) < len(p.missing) and p.request:
             # "left" after "turn thirty degrees": the number said before holds.
             for context in (f"{p.request}, {text}",):

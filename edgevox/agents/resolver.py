@@ -52,9 +52,9 @@ from edgevox.agents.resolver_args import (
     named_numbers,
 )
 from edgevox.agents.tools import Tool
-from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
+from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
@@ -278,14 +278,14 @@ class SchemaResolver:
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
         # A direction said with a number rules out tools that cannot go that way, when some tool can.
-        named = named_numbers([w for w, _, _ in tokens], self._index)  # "dock 2": a name, no amount
-        numbers_said = len(find_numbers([w for w, _, _ in tokens])) > len(named)
+        in_names = named_numbers([w for w, _, _ in tokens], self._index)  # "dock 2": a name, no amount
+        numbers_said = len(find_numbers([w for w, _, _ in tokens])) > len(in_names)
         takers = {e.tool.name for e in self._index if _takes_directions(e.frame, request)} if numbers_said else set()
         for entry in self._index:
             if query_only and not entry.query:
                 continue
             name = entry.tool.name
-            ex = extract_from(entry, text, tokens, named)
+            ex = extract_from(entry, text, tokens, in_names)
             m = match(request, entry.frame)
             if (
                 entry.query
@@ -386,7 +386,11 @@ class SchemaResolver:
             given = [
                 n
                 for n in ranked
-                if n != best and value_hits[n] > 0 and self._entry(n).tool.required and not missing[n] and not problems[n]
+                if n != best
+                and value_hits[n] > 0
+                and self._entry(n).tool.required
+                and not missing[n]
+                and not problems[n]
             ]
             if len(given) == 1:
                 other = given[0]
@@ -591,6 +595,8 @@ class SchemaResolver:
                 return f"{prefix}How far should I {verb}, in {uname}?"
             if uname:
                 return f"{prefix}How many {uname} should I {verb}?"
+            if kind == "integer":
+                return f"{prefix}Which {what}?"  # a numbered thing: "Which shelf?"
             return f"{prefix}What {what} should I use to {verb}?"
         return f"What {what} should I {verb}?"
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
-from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
 from edgevox.language.lexicon import adjective_of, known, switch_polarity
+from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
 from edgevox.language.requests import intensifier, object_phrase, read_request
 from edgevox.language.terms import (
     DIRECTION_STEMS,
@@ -143,7 +143,11 @@ def extract_from(
     # "hold it *right* there", "right now": "right" stresses the adverb after it, no direction
     stems = ["" if intensifier(words, k) else stem(w) for k, w in enumerate(words)]
     # "creep forward, *slowly*": an adverb names a choice or a flag as its adjective does ("slow")
-    said_as = [stem(a) if (a := adjective_of(w)) else s for w, s in zip(words, stems)] if len(words) > 1 else stems
+    said_as = (
+        [stem(a) if (a := adjective_of(w)) else s for w, s in zip(words, stems, strict=True)]
+        if len(words) > 1
+        else stems
+    )
     numbers = [n for n in find_numbers(words) if (n.start, n.end) not in named]
     used_numbers: set[int] = set()
     props = t.parameters.get("properties", {})
@@ -181,8 +185,11 @@ def extract_from(
     numeric = [
         p for p, s in props.items() if (s.get("type") or anyof_type(s)) in ("number", "integer") and p not in found
     ]
+    labels = _number_labels(numbers, stems, numeric)
     for pname in numeric:
-        span_i = _pick_number(numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric))
+        span_i = _pick_number(
+            numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric), labels, pname
+        )
         if span_i is None:
             frame_param = index.frame.param(pname)
             if frame_param is not None and frame_param.value_words:
@@ -201,6 +208,8 @@ def extract_from(
             continue
         used_numbers.add(span_i)
         span = numbers[span_i]
+        if labels.get(span_i) == pname:
+            unit_hits += 1  # "aisle 6": said with the parameter's name, as a unit names its measure
         if len(numeric) == 1 and _range_said(numbers, span_i, words):
             problems[pname] = f"a range, not one value: {text!r}"
             continue
@@ -220,7 +229,12 @@ def extract_from(
             unit_hits += 1
         # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
         value = convert(span.value, said, wanted)
-        if said is None and wanted is not None and wanted.pint_name == "percent" and _fraction(words[span.start : span.end]):
+        if (
+            said is None
+            and wanted is not None
+            and wanted.pint_name == "percent"
+            and _fraction(words[span.start : span.end])
+        ):
             value = span.value * 100  # "down to a quarter of its power": a part of the whole, 25 percent
         rule = index.signs.get(pname)
         if rule is not None and span.signed and rule.sign(stems) != 0:
@@ -259,6 +273,9 @@ def extract_from(
             continue
         quoted = QUOTED.search(text)
         value = quoted.group(1).strip() if quoted else object_phrase(text)
+        if value and not quoted and _names_the_tool(value, t.name):
+            problems[pname] = f"{value!r} names the tool, not a value"  # "count the *items*": which SKU?
+            continue
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
     for pname in t.required:
@@ -288,6 +305,28 @@ def _verb_switches(text: str) -> bool | None:
     pump": on), when they agree; see ``lexicon.switch_polarity``."""
     said = {switch_polarity(v.text) for v in read_request(text).verbs} - {None}  # "light up" is in WordNet too
     return next(iter(said)) if len(said) == 1 else None
+
+
+def _number_labels(numbers: list, stems: list[str], params: list[str]) -> dict[int, str]:
+    """Numbers said right after a parameter's name ("aisle *6*", "shelf *two*"), when the name
+    is one parameter's only."""
+    names: dict[str, list[str]] = {}
+    for p in params:
+        for w in p.lower().split("_"):
+            if w:
+                names.setdefault(stem(w), []).append(p)
+    out = {}
+    for i, n in enumerate(numbers):
+        owners = names.get(stems[n.start - 1], []) if n.start > 0 else []
+        if len(owners) == 1:
+            out[i] = owners[0]
+    return out
+
+
+def _names_the_tool(value: str, tool_name: str) -> bool:
+    """Every word of ``value`` is a word of the tool's name ("items" of ``count_items``)."""
+    said = {stem(w) for w, _, _ in tokenize(value)}
+    return bool(said) and said <= {stem(w) for w in tool_name.lower().split("_") if w}
 
 
 def _fraction(said: list[str]) -> bool:
@@ -457,9 +496,22 @@ def _match_bool(words: list[str], stems: list[str], rule: SignRule | None) -> bo
 
 
 def _pick_number(
-    numbers: list, used: set[int], stems: list[str], unit_words: frozenset[str], n_numeric: int
+    numbers: list,
+    used: set[int],
+    stems: list[str],
+    unit_words: frozenset[str],
+    n_numeric: int,
+    labels: dict[int, str] | None = None,
+    pname: str = "",
 ) -> int | None:
+    """``labels``: number -> the parameter whose name is said right before it ("aisle 6",
+    "shelf two"): that number is that parameter's, and no other's."""
+    labels = labels or {}
     free = [i for i in range(len(numbers)) if i not in used]
+    own = [i for i in free if labels.get(i) == pname]
+    if own:
+        return own[0]
+    free = [i for i in free if labels.get(i) in (None, pname)]
     if not free:
         return None
     # A number followed by one of the parameter's own words ("45 degrees") belongs to it.

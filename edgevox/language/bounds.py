@@ -40,14 +40,20 @@ _EITHER_WAY = re.compile(r"\b(?:either way|in either direction|each way|either d
 """A limit "either way" bounds the magnitude: "at most 5 either way" is -5 to 5."""
 
 
-def docstring_bounds(description: str) -> dict[str, float | int]:
+def docstring_bounds(description: str, *, signed: bool = False) -> dict[str, float | int]:
     """``{"minimum": lo, "maximum": hi}`` from a range in ``description``, else the one-sided
     limits it states ("at most 20" -> ``{"maximum": 20}``; "at most 5 either way" -> -5 to 5),
-    or ``{}``. Two different values for one limit read as none."""
+    or ``{}``. Two different values for one limit read as none.
+
+    ``signed``: the text gives negative values a meaning ("positive raises, negative lowers"),
+    so a range that starts at zero or above bounds something else (the mast's travel, not a
+    move of it), and a limit alone bounds the size either way ("at most 50 cm per move")."""
     found = {(m.group(1), m.group(2)) for rx in _DOC_RANGES for m in rx.finditer(description)}
     if not found:  # "from 1 (barely damp) to 3 (wet)": a remark in parentheses is not part of it
         plain = re.sub(r"\s*\([^()]*\)", "", description)
         found = {(m.group(1), m.group(2)) for rx in _DOC_RANGES[:2] for m in rx.finditer(plain)}
+    if signed:
+        found = {f for f in found if _number(f[0]) < 0}
     if len(found) > 1:
         return {}  # two different ranges: do not guess
     if found:
@@ -58,7 +64,7 @@ def docstring_bounds(description: str) -> dict[str, float | int]:
         for m in rx.finditer(description):
             limits.setdefault(key, set()).add(_number(m.group(1)))
     out: dict[str, float | int] = {k: next(iter(v)) for k, v in limits.items() if len(v) == 1}
-    if _EITHER_WAY.search(description) and "maximum" in out and "minimum" not in out and out["maximum"] > 0:
+    if (signed or _EITHER_WAY.search(description)) and "maximum" in out and "minimum" not in out and out["maximum"] > 0:
         out["minimum"] = -out["maximum"]
     if "minimum" in out and "maximum" in out and out["minimum"] >= out["maximum"]:
         return {}

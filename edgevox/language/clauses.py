@@ -176,7 +176,9 @@ def _right_after_opening_verb(ws: list[str], i: int) -> bool:
     """The word at ``i`` follows the verb that opens the request, with nothing between but a
     particle ("check if", "find out if", "could you see if"): it opens that verb's object."""
     k = 0
-    while k < i and (ws[k] in DISCOURSE or ws[k] in ("please", "robot") or ws[k] in REQUEST_MODALS or ws[k] in ("you", "u")):
+    while k < i and (
+        ws[k] in DISCOURSE or ws[k] in ("please", "robot") or ws[k] in REQUEST_MODALS or ws[k] in ("you", "u")
+    ):
         k += 1
     return can_be_base_verb(ws[k]) and (i == k + 1 or (i == k + 2 and ws[k + 1] in ("out",)))
 
@@ -239,6 +241,15 @@ INDEFINITES = frozenset("a an another some any".split())
 
 LIGHT_READING_VERBS = frozenset("get show is has".split())
 """Reading verbs of tool names that also ask for acts ("get the cup", "show me the kitchen")."""
+
+
+def is_vocative(text: str) -> bool:
+    """A clause that is one name beside others ("follow me, Rex", "Rex, sit"): the one spoken
+    to, no request (alone, "Kitchen." may answer a question)."""
+    if len(words(text)) != 1:
+        return False
+    toks = [t for t in parse(text) if not t.is_punct]
+    return len(toks) == 1 and toks[0].pos_ == "PROPN" and toks[0].text[:1].isupper()
 
 
 def _question_tag(ws: list[str]) -> bool:
@@ -428,6 +439,7 @@ def classify_clause(text: str) -> Clause:
             len(ws) == 1
             or raw[0] in ("and", "then")  # "..., and do the back lawn": a next step, no inversion
             or ws[1] in ("a", "an", "some", "your", "me", "it", "this")
+            or ws[1] in ("something", "anything", "everything", "nothing")  # an object, no subject
             or ws[1].isdigit()
             or ws[1] in NUMBER_WORDS  # "do three laps": a count opens an object, not a subject
         )

@@ -279,6 +279,8 @@ def _param(
     lo = numeric.get("minimum", numeric.get("exclusiveMinimum"))
     hi = numeric.get("maximum", numeric.get("exclusiveMaximum"))
     if lo is None and hi is None and kind in NUMERIC:
+        if function_bounds and signs is not None:  # a signed change: see docstring_bounds(signed=True)
+            function_bounds = docstring_bounds(function_text, signed=True)
         lo, hi = function_bounds.get("minimum"), function_bounds.get("maximum")
     return ParamFrame(
         pname,

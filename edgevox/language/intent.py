@@ -61,6 +61,7 @@ from edgevox.language.clauses import (
     classify_clause,
     deferral,
     is_conditional,
+    is_vocative,
     split_clauses,
 )
 from edgevox.language.words import DISCOURSE, HEDGES, NEGATORS, REPORTING_VERBS, RETRACTIONS, has_seq, words
@@ -101,7 +102,13 @@ def analyze(text: str) -> Intent:
         return Intent("statement", text, "nothing said")
     if is_conditional(all_words, text):
         return Intent("hypothetical", text, "a condition or supposition")
-    clauses = _carry(tuple(classify_clause(c) for c in split_clauses(text)))
+    pieces = split_clauses(text)
+    clauses = _carry(
+        tuple(
+            Clause(c, "statement", ONLY_INTERJECTIONS) if len(pieces) > 1 and is_vocative(c) else classify_clause(c)
+            for c in pieces
+        )
+    )
     for c in clauses:
         if c.kind == "hypothetical":  # "in theory, you could ...": the whole utterance is supposed
             return Intent("hypothetical", c.text, c.reason, clauses)

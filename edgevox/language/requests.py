@@ -220,6 +220,8 @@ def object_phrase(text: str) -> str | None:
         ):
             if t.dep_ == "npadvmod" and (t.like_num or any(c.like_num for c in t.children)):
                 continue  # "drive *two metres*": a measure, not an object
+            if _vocative(doc, t):
+                continue  # "follow me, *Rex*": the one spoken to, not the object
             words = [w for w in t.subtree if not w.is_punct]
             while words and (
                 (words[0].pos_ in ("DET", "PRON") and words[0].dep_ in ("det", "poss", "predet"))
@@ -229,6 +231,18 @@ def object_phrase(text: str) -> str | None:
             if words:
                 return doc[words[0].i : words[-1].i + 1].text
     return None
+
+
+def _vocative(doc: Any, t: Any) -> bool:
+    """A noun phrase set off by a comma at the end or the start of the request ("follow me,
+    Rex", "Rex, sit"): the one spoken to."""
+    first, last = t.left_edge.i, t.right_edge.i
+    rest = [w for w in doc[last + 1 :] if not w.is_punct]
+    before = doc[first - 1] if first > 0 else None
+    after = doc[last + 1] if last + 1 < len(doc) else None
+    at_end = not rest and before is not None and before.text == ","
+    at_start = first == 0 and after is not None and after.text == ","
+    return at_end or at_start
 
 
 def directions_in(text: str) -> str:

@@ -100,7 +100,9 @@ FREQUENCY_ADVERBS = frozenset(
 )
 """After a noun they mark a habit of that noun ("people usually go ..."): a statement."""
 COPULAS = frozenset("is are was were isnt arent wasnt werent".split())
-SUBORDINATORS = frozenset("that which who whom where when until till while if whether because so as it there what".split())
+SUBORDINATORS = frozenset(
+    "that which who whom where when until till while if whether because so as it there what".split()
+)
 BARE_NEGATION_FILLER = frozenset(
     "under any circumstances ever never please now yet no not dont do again at all whatever happens".split()
 )

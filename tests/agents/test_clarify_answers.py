@@ -51,3 +51,27 @@ def test_the_value_as_the_subject_of_an_approval_is_the_answer_but_a_remark_is_n
     assert a.run("three is fine").first_call.arguments == {"room": "kitchen", "passes": 3}
     a.run("vacuum the kitchen five times")
     assert a.run("my friend cleaned it three times").first_call is None
+
+
+@tool
+def count_items(sku: str) -> str:
+    """Count the items of one SKU on the shelf in front."""
+    return "12"
+
+
+@tool
+def go_to_shelf(aisle: int, shelf: int) -> str:
+    """Drive to a shelf. Aisles 1 to 24, shelves 1 to 12."""
+    return "there"
+
+
+def test_a_verbless_answer_is_the_string_value_without_the_parameters_name():
+    a = LLMAgent("bot", "A robot.", tools=[count_items, go_to_shelf], llm=ScriptedLLM(default="Done."))
+    a.run("count the items")
+    assert a.run("SKU 1200").first_call.arguments == {"sku": "1200"}
+
+
+def test_a_number_after_the_parameters_name_answers_for_that_parameter():
+    a = LLMAgent("bot", "A robot.", tools=[count_items, go_to_shelf], llm=ScriptedLLM(default="Done."))
+    assert a.run("go to aisle 6").data["clarify"] == "Which shelf?"
+    assert a.run("shelf two").first_call.arguments == {"aisle": 6, "shelf": 2}

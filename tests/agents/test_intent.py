@@ -30,6 +30,7 @@ INTENT_RULES = [
     ("don't forget to turn off the lights", "command", "don't forget to turn off the lights"),
     ("if you could turn left", "command", "if you could turn left"),
     ("do a little dance", "command", "do a little dance"),
+    ("do something with your light", "command", "do something with your light"),
     ("pick the stripes and do the back lawn", "command", "pick the stripes and do the back lawn"),
     ("have a look at the door", "command", "have a look at the door"),
     ("be quiet", "command", "be quiet"),
@@ -126,6 +127,7 @@ INTENT_RULES = [
     ("remember to not go there", "negated", None),
     # -- a clause that is only an interjection counts for nothing; reasons do not undo a command
     ("whoa, close the door", "command", "close the door"),
+    ("follow me, Rex", "command", "follow me"),  # a name alone is the one spoken to
     ("two sugars in my coffee, please", "command", "two sugars in my coffee"),
     ("emergency brake now, there's a cat in front of you", "command", "emergency brake now"),
     # -- a verb whose object is a whether/if clause asks a yes/no question (an indirect question)

@@ -84,7 +84,12 @@ def test_a_negated_switching_verb_does_nothing():
 
 @pytest.mark.parametrize(
     ("name", "spoken"),
-    [("set_timer", "set the timer"), ("emergency_stop", "emergency stop"), ("go_to", "go to"), ("take_off", "take off")],
+    [
+        ("set_timer", "set the timer"),
+        ("emergency_stop", "emergency stop"),
+        ("go_to", "go to"),
+        ("take_off", "take off"),
+    ],
 )
 def test_a_tool_name_is_said_as_a_verb_phrase_only_when_it_opens_with_a_verb(name, spoken):
     assert spoken_name(name) == spoken
@@ -192,7 +197,9 @@ def patrol(route: Literal["perimeter", "car_park"], laps: Annotated[int, "How ma
 
 
 @tool
-def start_cycle(mode: Literal["floor", "walls", "full"], minutes: Annotated[int, "Length, 30 to 240 minutes."] = 120) -> str:
+def start_cycle(
+    mode: Literal["floor", "walls", "full"], minutes: Annotated[int, "Length, 30 to 240 minutes."] = 120
+) -> str:
     """Start a cleaning cycle."""
     return "cleaning"
 
@@ -266,3 +273,45 @@ def take_snapshot(count: int = 1) -> str:
 def test_a_verb_no_tool_has_with_one_tools_object_asks_about_that_tool():
     p = SchemaResolver([take_snapshot, set_zoom]).propose("snap a photo")
     assert p.call == ("take_snapshot", {}) and p.clarify == "Did you mean take the snapshot?", p
+
+
+@tool
+def follow_person(goal_name: str = "me") -> str:
+    """Follow a person around."""
+    return "following"
+
+
+@tool
+def count_items(sku: str) -> str:
+    """Count the items of one SKU on the shelf in front."""
+    return "12"
+
+
+@tool
+def go_to_shelf(aisle: int, shelf: int) -> str:
+    """Drive to a shelf and face it.
+
+    Args:
+        aisle: Aisle number, 1 to 24.
+        shelf: Shelf number within the aisle, 1 to 12.
+    """
+    return "there"
+
+
+STORE = SchemaResolver([follow_person, count_items, go_to_shelf])
+
+
+def test_a_name_set_off_by_a_comma_is_the_one_spoken_to_not_a_value():
+    p = STORE.propose("follow me, Rex")
+    assert p.call is not None and "Rex" not in p.call[1].values(), p
+
+
+def test_the_tools_own_noun_names_the_tool_not_the_value():
+    p = STORE.propose("count the items")  # which SKU? asked, not "items"
+    assert p.call is None or "sku" not in p.call[1], p
+
+
+def test_a_number_after_a_parameters_name_is_that_parameters():
+    assert STORE.propose("go to shelf 3 in aisle 12").call == ("go_to_shelf", {"aisle": 12, "shelf": 3})
+    p = STORE.propose("go to aisle 6")
+    assert p.call == ("go_to_shelf", {"aisle": 6}) and p.clarify == "Which shelf?", p

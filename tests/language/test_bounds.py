@@ -29,3 +29,10 @@ ROWS = [
 @pytest.mark.parametrize(("text", "bounds"), ROWS)
 def test_bounds_are_read_conservatively(text, bounds):
     assert docstring_bounds(text) == bounds
+
+
+def test_a_signed_change_is_bounded_by_its_limit_either_way_not_by_a_range_of_positions():
+    text = "Raise or lower the mast by some centimetres (at most 50 cm per move). It travels between 0 and 180 cm."
+    assert docstring_bounds(text) == {"minimum": 0, "maximum": 180}
+    assert docstring_bounds(text, signed=True) == {"minimum": -50, "maximum": 50}
+    assert docstring_bounds("Turn between -90 and 90 degrees.", signed=True) == {"minimum": -90, "maximum": 90}

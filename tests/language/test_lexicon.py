@@ -44,6 +44,18 @@ def test_the_wordnet_index_is_immutable_so_the_garbage_collector_does_not_walk_i
     assert not any(gc.is_tracked(e) for e in entries)  # ~130 ms less per full collection
 
 
-@pytest.mark.parametrize(("verb", "telling"), [("tell", True), ("describe", True), ("show", False), ("report", True), ("explain", True), ("give", False), ("bring", False), ("list", False)])
+@pytest.mark.parametrize(
+    ("verb", "telling"),
+    [
+        ("tell", True),
+        ("describe", True),
+        ("show", False),
+        ("report", True),
+        ("explain", True),
+        ("give", False),
+        ("bring", False),
+        ("list", False),
+    ],
+)
 def test_verbs_of_telling_are_kinds_of_informing(verb, telling):
     assert informs(verb) is telling
