@@ -56,6 +56,7 @@ from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
+from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
 from edgevox.language.terms import stem, tokenize
@@ -145,7 +146,11 @@ class SchemaResolver:
             return Proposal(None, True, reason=f"{intent.kind}: {intent.reason}", intent=intent)
         if intent.kind == "question" and not intent.may_query:
             return Proposal(None, True, reason=f"a question: {intent.reason}", intent=intent)
-        parts = [c.text for c in intent.clauses if c.kind == "command" or _hedge(c)] if intent.kind == "command" else []
+        parts = (
+            [c.text for c in intent.clauses if c.kind == "command" or _hedge(c) or c.requested]
+            if intent.kind == "command"
+            else []
+        )
         if len(parts) > 1:
             proposal = self._plan(parts)
         else:
@@ -189,6 +194,12 @@ class SchemaResolver:
                 )
                 partial.plan = list(done)  # a yes runs the parts before it, in order
                 return partial
+            if p.clarify is None and p.call is not None and p.missing.get(p.call[0]):
+                # a part that lacks a value, even a free string ("count the items"), is asked:
+                # a yes to the whole plan must never run a call without it
+                asked = self._value_question(self._entry(p.call[0]), p.missing, p.problems)
+                if asked is not None:
+                    p.reason, p.clarify = asked
             if p.clarify is not None and not p.clarify.startswith("Did you mean"):
                 if done:  # a value is missing or unusable: ask it, saying what waits
                     waiting = " and ".join(self.describe(*c) for c in done)
@@ -227,8 +238,15 @@ class SchemaResolver:
         slowly", "turn left, ninety degrees"): an afterthought, not a request; after "then" it
         is a next step with the same verb ("go to the lab first, then on to reception")."""
         out: list[str] = []
+        lead = ""
+        if len(parts) > 1 and _lead_in(strip_conjunction(parts[0])):
+            # "up on your feet, stand up", "the kitchen, go there": a verbless lead-in says
+            # what the request after it does; it is read with it
+            lead, parts = strip_conjunction(parts[0]), parts[1:]
         for raw in parts:
             text = strip_conjunction(raw)
+            if lead:
+                text, lead = f"{text} {lead}", ""
             opening = [w.lower().strip(",") for w in raw.split()[:2]]
             if out and not read_request(text).verbs:
                 if any(w in SEQUENCE_MARKERS for w in opening):
@@ -619,11 +637,22 @@ PARTICLES = frozenset("up down to on off in out over back away into onto".split(
 INDEFINITE_ARTICLES = frozenset(("a", "an", "some", "any"))
 
 
+def _lead_in(text: str) -> bool:
+    """A phrase with no verb that opens with a preposition, a determiner or an adverb ("up on
+    your feet", "the kitchen"): no request of its own ("dance" may be one, so a bare word is not)."""
+    toks = [t for t in parse(text) if not t.is_punct]
+    return bool(toks) and toks[0].pos_ in ("ADP", "DET", "ADV") and not any(t.pos_ in ("VERB", "AUX") for t in toks)
+
+
 def _switching(request: RequestFrame, frame: ToolFrame) -> bool:
     """Every verb of the request means switching on or off (``lexicon.switch_polarity``) and the
     tool switches something (a required on/off boolean): "kill the lights" is "switch off"."""
     switches = any(p.kind == "boolean" and p.required and is_switch(p.name, p) for p in frame.params)
-    return switches and bool(request.verbs) and all(switch_polarity(v.text) is not None for v in request.verbs)
+    return (
+        switches
+        and bool(request.verbs)
+        and all((v.particle or v.verb not in LIGHT_VERBS) and switch_polarity(v.text) is not None for v in request.verbs)
+    )
 
 
 def _indefinite_before(text: str, value: str) -> bool:

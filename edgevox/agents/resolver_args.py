@@ -20,7 +20,7 @@ from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.lexicon import adjective_of, known, switch_polarity
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
-from edgevox.language.requests import intensifier, object_phrase, read_request
+from edgevox.language.requests import LIGHT_VERBS, intensifier, object_phrase, read_request
 from edgevox.language.terms import (
     DIRECTION_STEMS,
     DIRECTIONS,
@@ -272,7 +272,7 @@ def extract_from(
         if pname in found or prop.get("type") != "string" or enum_values(prop):
             continue
         quoted = QUOTED.search(text)
-        value = quoted.group(1).strip() if quoted else object_phrase(text)
+        value = quoted.group(1).strip() if quoted else (_after_name(text, pname) or object_phrase(text))
         if value and not quoted and _names_the_tool(value, t.name):
             problems[pname] = f"{value!r} names the tool, not a value"  # "count the *items*": which SKU?
             continue
@@ -303,7 +303,11 @@ def is_switch(pname: str, param: Any) -> bool:
 def _verb_switches(text: str) -> bool | None:
     """On or off by the meaning of the request's verbs ("kill the siren": off; "activate the
     pump": on), when they agree; see ``lexicon.switch_polarity``."""
-    said = {switch_polarity(v.text) for v in read_request(text).verbs} - {None}  # "light up" is in WordNet too
+    said = {
+        switch_polarity(v.text)  # "light up" is in WordNet too
+        for v in read_request(text).verbs
+        if v.particle or v.verb not in LIGHT_VERBS  # "do" is "finish" in one of its many senses
+    } - {None}
     return next(iter(said)) if len(said) == 1 else None
 
 
@@ -321,6 +325,17 @@ def _number_labels(numbers: list, stems: list[str], params: list[str]) -> dict[i
         if len(owners) == 1:
             out[i] = owners[0]
     return out
+
+
+_LABELLED = re.compile(r"[A-Za-z0-9][\w-]*")
+
+
+def _after_name(text: str, pname: str) -> str | None:
+    """The token said right after the parameter's name, when it holds a digit ("SKU 7781",
+    "sku B-220"): a label and its value, as "aisle 6" is for a number."""
+    name = pname.lower().replace("_", " ")
+    m = re.search(rf"\b{re.escape(name)}\s+(?:number\s+)?({_LABELLED.pattern})", text, re.IGNORECASE)
+    return m.group(1) if m and any(c.isdigit() for c in m.group(1)) else None
 
 
 def _names_the_tool(value: str, tool_name: str) -> bool:

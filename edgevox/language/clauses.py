@@ -73,6 +73,9 @@ class Clause:
     may_query: bool = True
     """A question a query tool may answer; False when it asks what something *is* or
     *does* ("what is the gripper for"): that is answered in words, by no tool."""
+    requested: bool = False
+    """A question put as a request ("check your battery", "tell me the angles", "see if the
+    door is open"): in a compound request it is a step of the plan ("..., then count SKU 7")."""
 
 
 def split_clauses(text: str) -> list[str]:
@@ -450,15 +453,15 @@ def classify_clause(text: str) -> Clause:
     if text.rstrip().endswith("?") and not polite:
         return Clause(text, "question", "ends with a question mark")
     if _asks_to_be_told(ws[2:] if polite else ws):
-        return Clause(text, "question", "asks to be told ('tell me ...', 'let me know ...')")
+        return Clause(text, "question", "asks to be told ('tell me ...', 'let me know ...')", requested=True)
     asked = ws[2:] if polite else ws
     if len(asked) > 1 and asked[0] in READING_VERBS and asked[0] not in LIGHT_READING_VERBS:
         # "check your battery", "read the gauge": a verb that names reading tools asks to read its object
-        return Clause(text, "question", f"asks to {asked[0]} something ('check your battery')")
+        return Clause(text, "question", f"asks to {asked[0]} something ('check your battery')", requested=True)
     if len(asked) > 2 and can_be_base_verb(asked[0]) and asked[1] in ("whether", "if"):
         # "check whether the gate is locked", "see if the door is open": the object is a
         # yes/no question; a tool that reads state answers it
-        return Clause(text, "question", "an indirect yes/no question ('check whether ...')")
+        return Clause(text, "question", "an indirect yes/no question ('check whether ...')", requested=True)
     if polite and len(ws) > 2 and ws[2] in ABILITY_MARKERS:
         return Clause(text, "question", "asks whether the robot is able to ('can you even ...')")
     if polite:

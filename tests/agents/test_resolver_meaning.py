@@ -73,7 +73,7 @@ def test_a_positive_level_of_a_switched_device_means_it_is_on():
 
 
 def test_a_level_of_zero_or_a_verb_that_says_nothing_leaves_on_or_off_asked():
-    for text in ("move the beacon", "set the beacon brightness to zero"):
+    for text in ("move the beacon", "set the beacon brightness to zero", "do something with the beacon"):
         p = BOAT.propose(text)
         assert p.call is None or "on" not in p.call[1], (text, p)
 
@@ -315,3 +315,38 @@ def test_a_number_after_a_parameters_name_is_that_parameters():
     assert STORE.propose("go to shelf 3 in aisle 12").call == ("go_to_shelf", {"aisle": 12, "shelf": 3})
     p = STORE.propose("go to aisle 6")
     assert p.call == ("go_to_shelf", {"aisle": 6}) and p.clarify == "Which shelf?", p
+
+
+@tool
+def raise_mast(delta_cm: Annotated[float, "centimetres; positive raises, negative lowers"]) -> str:
+    """Raise or lower the camera mast (at most 50 cm per move)."""
+    return "moved"
+
+
+@tool
+def set_posture(posture: Literal["sit", "stand"]) -> str:
+    """Sit or stand up."""
+    return "ok"
+
+
+SCANNER = SchemaResolver([raise_mast, count_items, set_posture])
+
+
+def test_a_string_said_right_after_its_parameters_name_is_its_value():
+    assert SCANNER.propose("how many of SKU 4417 are on this shelf?").call == ("count_items", {"sku": "4417"})
+
+
+def test_a_request_to_read_after_then_is_a_step_of_the_plan_not_dropped():
+    p = SCANNER.propose("raise the mast 30 cm, then count SKU 7781")
+    assert p.plan == [("raise_mast", {"delta_cm": 30}), ("count_items", {"sku": "7781"})], p
+
+
+def test_a_plan_step_that_lacks_a_string_asks_for_it_instead_of_offering_a_yes():
+    p = SCANNER.propose("raise the mast 30 cm, then count the items")
+    assert p.clarify is not None and not p.clarify.startswith("Did you mean"), p
+
+
+def test_a_verbless_lead_in_is_read_with_the_request_after_it_but_an_unknown_request_is_not():
+    assert SCANNER.propose("okay, up on your feet, stand up").call == ("set_posture", {"posture": "stand"})
+    p = SCANNER.propose("dance, then stand up")
+    assert p.call is None and p.clarify == "I can't do 'dance'.", p
