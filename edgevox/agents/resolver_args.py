@@ -186,6 +186,9 @@ def extract_from(
         p for p, s in props.items() if (s.get("type") or anyof_type(s)) in ("number", "integer") and p not in found
     ]
     labels = _number_labels(numbers, stems, numeric)
+    ends = _range_ends(numeric, numbers, words)
+    for i, pname in ends.items():  # "scan aisles 3 through 6": first_aisle 3, last_aisle 6
+        labels[i] = pname
     for pname in numeric:
         span_i = _pick_number(
             numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric), labels, pname
@@ -353,6 +356,27 @@ def _fraction(said: list[str]) -> bool:
         and 0 < value[0].value < 1
         and not any(w.replace(".", "").isdigit() or w in ("point", "zero", "oh") for w in said)
     )
+
+
+RANGE_STARTS = frozenset("first start from begin beginning min minimum low lower lowest".split())
+RANGE_ENDS = frozenset("last end to until final stop max maximum high upper highest".split())
+RANGE_JOINERS = frozenset("to through thru till until and".split())
+
+
+def _range_ends(params: list[str], numbers: list, words: list[str]) -> dict[int, str]:
+    """Two numbers said as a range ("3 through 6", "from ten to twelve", "between 2 and 5",
+    with a noun repeated: "aisle ten to aisle twelve") for a tool whose two numeric parameters
+    are its ends by name (``first_aisle``/``last_aisle``, ``start``/``end``): number -> end."""
+    starts = [p for p in params if set(p.lower().split("_")) & RANGE_STARTS]
+    ends = [p for p in params if set(p.lower().split("_")) & RANGE_ENDS]
+    if len(starts) != 1 or len(ends) != 1 or starts == ends or len(numbers) != 2:
+        return {}
+    gap = [w for w in words[numbers[0].end : numbers[1].start] if w not in (words[numbers[0].start - 1],)]
+    if not (len(gap) == 1 and gap[0] in RANGE_JOINERS):
+        return {}
+    if gap[0] == "and" and "between" not in words[: numbers[0].start]:
+        return {}  # "3 and 6" is two values; "between 3 and 6" a range
+    return {0: starts[0], 1: ends[0]}  # in the order said: "from twelve to ten" starts at twelve
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:

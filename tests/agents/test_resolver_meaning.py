@@ -350,3 +350,17 @@ def test_a_verbless_lead_in_is_read_with_the_request_after_it_but_an_unknown_req
     assert SCANNER.propose("okay, up on your feet, stand up").call == ("set_posture", {"posture": "stand"})
     p = SCANNER.propose("dance, then stand up")
     assert p.call is None and p.clarify == "I can't do 'dance'.", p
+
+
+@tool
+def run_scan_mission(first_aisle: int, last_aisle: int) -> str:
+    """Scan every shelf from one aisle to another."""
+    return "scanning"
+
+
+def test_two_numbers_said_as_a_range_fill_the_parameters_named_as_its_ends():
+    r = SchemaResolver([run_scan_mission])
+    assert r.propose("scan aisles 3 through 6").call == ("run_scan_mission", {"first_aisle": 3, "last_aisle": 6})
+    p = r.propose("run the scan mission from aisle twelve to aisle ten")  # in the order said
+    assert p.call == ("run_scan_mission", {"first_aisle": 12, "last_aisle": 10}), p
+    assert "first_aisle" not in r.propose("run the scan mission on aisles 3 and 6").call[1]
