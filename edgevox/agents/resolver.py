@@ -305,11 +305,13 @@ class SchemaResolver:
             name = entry.tool.name
             ex = extract_from(entry, text, tokens, in_names)
             m = match(request, entry.frame)
+            light_object = all(v.verb in LIGHT_VERBS and not v.particle for v in request.verbs) and m.objects >= 1.0
             if (
                 entry.query
                 and not query_only
                 and request.verbs
                 and not (m.own_verb and (m.verb_exact or m.verb >= SYNONYM))
+                and not light_object  # "give me the inventory report": a light verb defers to its object
             ):
                 continue  # a command asks for an action: a reading tool only when its own verb names it ("fill jar two" is no "list which jars are filled")
             if entry.query and not query_only and request.verbs and request.nouns and m.objects == 0:

@@ -364,3 +364,14 @@ def test_two_numbers_said_as_a_range_fill_the_parameters_named_as_its_ends():
     p = r.propose("run the scan mission from aisle twelve to aisle ten")  # in the order said
     assert p.call == ("run_scan_mission", {"first_aisle": 12, "last_aisle": 10}), p
     assert "first_aisle" not in r.propose("run the scan mission on aisles 3 and 6").call[1]
+
+
+@tool
+def get_inventory_report() -> str:
+    """Report the inventory of the last scan."""
+    return "12 items"
+
+
+def test_a_light_verb_defers_to_a_reading_tools_own_object():
+    r = SchemaResolver([get_inventory_report, count_items])
+    assert r.propose("give me the inventory report").call == ("get_inventory_report", {})
