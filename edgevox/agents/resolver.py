@@ -60,7 +60,7 @@ from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
 from edgevox.language.terms import stem, tokenize
-from edgevox.language.words import WH_WORDS
+from edgevox.language.words import WH_WORDS, words
 
 
 def is_statement(text: str) -> bool:
@@ -232,14 +232,13 @@ class SchemaResolver:
                 out.append(text)
         return out
 
-    @staticmethod
-    def _attach_afterthoughts(parts: list[str]) -> list[str]:
+    def _attach_afterthoughts(self, parts: list[str]) -> list[str]:
         """A part with no verb of its own continues the one before ("drive forward two metres,
         slowly", "turn left, ninety degrees"): an afterthought, not a request; after "then" it
         is a next step with the same verb ("go to the lab first, then on to reception")."""
         out: list[str] = []
         lead = ""
-        if len(parts) > 1 and _lead_in(strip_conjunction(parts[0])):
+        if len(parts) > 1 and _lead_in(strip_conjunction(parts[0])) and not self._acts_alone(parts[0]):
             # "up on your feet, stand up", "the kitchen, go there": a verbless lead-in says
             # what the request after it does; it is read with it
             lead, parts = strip_conjunction(parts[0]), parts[1:]
@@ -256,6 +255,12 @@ class SchemaResolver:
             else:
                 out.append(text)
         return out
+
+    def _acts_alone(self, part: str) -> bool:
+        """The part is a request of its own: it names a tool surely, or says an amount ("back
+        up two metres"), so it is no lead-in to the next part."""
+        alone = self._propose(part)
+        return (alone.call is not None and alone.clarify is None) or bool(find_numbers(words(part)))
 
     def _merge_same_tool(self, proposals: list[Proposal], parts: list[str]) -> list[tuple[Proposal, str]]:
         out: list[tuple[Proposal, str]] = []
@@ -305,7 +310,11 @@ class SchemaResolver:
             name = entry.tool.name
             ex = extract_from(entry, text, tokens, in_names)
             m = match(request, entry.frame)
-            light_object = all(v.verb in LIGHT_VERBS and not v.particle for v in request.verbs) and m.objects >= 1.0
+            light_object = (  # "give me the inventory report": given to the speaker, a report is read out
+                all(v.verb in LIGHT_VERBS and not v.particle for v in request.verbs)
+                and bool({"me", "us"} & set(request.words))
+                and m.objects >= 1.0
+            )
             if (
                 entry.query
                 and not query_only

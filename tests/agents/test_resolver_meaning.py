@@ -375,3 +375,25 @@ def get_inventory_report() -> str:
 def test_a_light_verb_defers_to_a_reading_tools_own_object():
     r = SchemaResolver([get_inventory_report, count_items])
     assert r.propose("give me the inventory report").call == ("get_inventory_report", {})
+
+
+@tool
+def collect_sample(jar: Annotated[int, "Jar number, 1 to 6."]) -> str:
+    """Suck sediment into a sample jar."""
+    return "collected"
+
+
+@tool
+def get_sample_inventory() -> str:
+    """Report which sample jars are filled."""
+    return "jars 1 and 2"
+
+
+def test_a_light_verb_reads_a_report_only_when_it_is_given_to_the_speaker():
+    p = SchemaResolver([collect_sample, get_sample_inventory]).propose("take a sample")
+    assert p.call == ("collect_sample", {}) and p.clarify == "Which jar?", p
+
+
+def test_a_first_part_that_names_a_tool_is_no_lead_in():
+    p = SchemaResolver([drive_straight, turn]).propose("back up two metres then turn left ninety degrees")
+    assert p.plan == [("drive_straight", {"meters": -2}), ("turn", {"angle_deg": 90})], p
