@@ -256,6 +256,52 @@ class SchemaResolver:
                 out.append(text)
         return out
 
+    def _value_in_free_words(
+        self,
+        best: str,
+        ranked: list[str],
+        found: dict[str, dict[str, Any]],
+        missing: dict[str, list[str]],
+        problems: dict[str, dict[str, str]],
+        text: str,
+    ) -> str | None:
+        """The one other tool, complete, whose choice value said lies inside the free string
+        the best tool took."""
+        if QUOTED.search(text):
+            return None  # a quoted string is the user's own words
+        tool = self._entry(best).tool
+        free = [str(v).lower() for p, v in found[best].items() if is_string(tool, p)]
+        if not free:
+            return None
+        rivals = []
+        for n in ranked:
+            if n == best or missing[n] or problems[n]:
+                continue
+            entry = self._entry(n)
+            chosen = [
+                str(v).lower().replace("_", " ")
+                for p, v in found[n].items()
+                if enum_values(entry.tool.parameters["properties"][p])
+            ]
+            if any(c and c in f for c in chosen for f in free):
+                rivals.append(n)
+        return rivals[0] if len(rivals) == 1 else None
+
+    def _other_object_said(self, best: str, request: RequestFrame, given: dict[str, Any]) -> bool:
+        """A noun of the request, not one of ``best``'s values, is an object of another tool
+        and none of ``best``'s."""
+        own_values = {stem(w) for v in given.values() if isinstance(v, str) for w, _, _ in tokenize(v)}
+        frame = self._entry(best).frame
+        for noun in request.nouns:
+            if stem(noun) in own_values:
+                continue
+            alone = replace(request, nouns=frozenset([noun]), verbs=())
+            if match(alone, frame).objects > 0:
+                continue
+            if any(match(alone, e.frame).objects >= OTHER_OBJECT for e in self._index if e.tool.name != best):
+                return True
+        return False
+
     def _acts_alone(self, part: str) -> bool:
         """The part is a request of its own: it names a tool surely, or says an amount ("back
         up two metres"), so it is no lead-in to the next part."""
@@ -408,6 +454,12 @@ class SchemaResolver:
         reason = m.how or "named"
         if len(named) > 1 and scores[best] - scores[named[1]] < self.margin:
             return proposal(call, False, candidates, f"close second: {named[1]} ({reason})")
+        rival = self._value_in_free_words(best, ranked, found, missing, problems, text)
+        if rival is not None:
+            # "show the welcome screen": free words for show_message, or the "welcome" value of
+            # set_display? A value a tool names is likelier meant, but it is asked, not run.
+            question = f"Did you mean {self.describe(rival, found[rival])}?"
+            return proposal((rival, found[rival]), True, [rival, best], "a value inside free words", question)
         asked = self._value_question(entry, missing, problems, strings_too=False)
         if asked is not None and not problems[best]:
             # "drive over to aisle B": the verb's tool lacks a value, and the place said is a value
@@ -442,6 +494,10 @@ class SchemaResolver:
             elsewhere = any(
                 match(rest, e.frame).objects >= OTHER_OBJECT * 0.75 for e in self._index if e.tool.name != best
             )
+        if not elsewhere and m.verb < SYNONYM and not m.verb_exact:
+            # "snap a picture of bed eleven": a verb only near the tool's, and beside its object
+            # another tool's ("picture" of take_photo): which was meant? asked
+            elsewhere = self._other_object_said(best, request, found[best])
         # "go over to my desk": a value named only by the docstring's words for it is confirmed
         if (
             elsewhere
@@ -627,6 +683,7 @@ class SchemaResolver:
             if kind == "integer":
                 return f"{prefix}Which {what}?"  # a numbered thing: "Which shelf?"
             return f"{prefix}What {what} should I use to {verb}?"
+        verb = verb.removesuffix(f" the {what}")  # "What message should I show?", not "show the message"
         return f"What {what} should I {verb}?"
 
     def describe(self, name: str, arguments: dict[str, Any]) -> str:
@@ -662,7 +719,9 @@ def _switching(request: RequestFrame, frame: ToolFrame) -> bool:
     return (
         switches
         and bool(request.verbs)
-        and all((v.particle or v.verb not in LIGHT_VERBS) and switch_polarity(v.text) is not None for v in request.verbs)
+        and all(
+            (v.particle or v.verb not in LIGHT_VERBS) and switch_polarity(v.text) is not None for v in request.verbs
+        )
     )
 
 

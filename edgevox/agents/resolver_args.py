@@ -228,6 +228,10 @@ def extract_from(
                 continue
             problems[pname] = f"said in {said.spoken}, not a {wanted.dimension}"
             continue
+        if said is not None and wanted is None and (props[pname].get("type") or anyof_type(props[pname])) == "integer":
+            # "ten centimetres" is no bed number: a whole number with no unit counts or names things
+            problems[pname] = f"said in {said.spoken}, a measure, not a count or a number of {pname}"
+            continue
         if said is not None and wanted is not None:
             unit_hits += 1
         # "a ninety second timer" for `minutes` is 1.5: said unit -> declared unit.
@@ -276,6 +280,9 @@ def extract_from(
             continue
         quoted = QUOTED.search(text)
         value = quoted.group(1).strip() if quoted else (_after_name(text, pname) or object_phrase(text))
+        if value and not quoted and _names_the_parameter(value, pname):
+            problems[pname] = f"{value!r} names the {pname}, it does not say it"  # "show a message on your screen"
+            continue
         if value and not quoted and _names_the_tool(value, t.name):
             problems[pname] = f"{value!r} names the tool, not a value"  # "count the *items*": which SKU?
             continue
@@ -339,6 +346,13 @@ def _after_name(text: str, pname: str) -> str | None:
     name = pname.lower().replace("_", " ")
     m = re.search(rf"\b{re.escape(name)}\s+(?:number\s+)?({_LABELLED.pattern})", text, re.IGNORECASE)
     return m.group(1) if m and any(c.isdigit() for c in m.group(1)) else None
+
+
+def _names_the_parameter(value: str, pname: str) -> bool:
+    """The phrase opens with the parameter's own name ("*message* on your screen" for
+    ``message``): it says there is one, not what it is."""
+    said = [stem(w) for w, _, _ in tokenize(value)]
+    return bool(said) and said[0] in {stem(w) for w in pname.lower().split("_") if w}
 
 
 def _names_the_tool(value: str, tool_name: str) -> bool:

@@ -19,6 +19,14 @@ _DOC_RANGES = (
     re.compile(rf"\bbetween\s+{_NUM}{_FIRST_UNIT}\s+and\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"(?:^|(?<=[\s,;:(]))(?:from\s+)?{_NUM}{_FIRST_UNIT}\s+to\s+{_NUM}(?!\w|\.\d)", re.IGNORECASE),
     re.compile(rf"\(\s*{_NUM}\s*(?:-|\u2013|\.\.)\s*{_NUM}\s*[a-z%\u00b0/]*\s*\)", re.IGNORECASE),
+    # an en or em dash joins a range in prose ("0\u2013100")
+    re.compile(rf"(?:^|(?<=\s)){_NUM}\s*[\u2013\u2014]\s*{_NUM}(?!\w|\.\d)", re.IGNORECASE),
+    # the two ends said as the full extent: "0 is fully closed and 100 is fully open"
+    re.compile(
+        rf"\b{_NUM}\s+(?:is|means)\s+(?:fully|completely|all the way)\b[^.;]*?\b{_NUM}\s+(?:is|means)\s+"
+        r"(?:fully|completely|all the way)\b",
+        re.IGNORECASE,
+    ),
 )
 """Ranges read from a parameter's docstring: "-5 to 5", "from 0 to 10", "between 0 and 100",
 "(0-100)", "(0-100 %)". Conservative: one range only, low < high, else none is read."""

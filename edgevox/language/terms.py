@@ -169,7 +169,16 @@ def sign_rule(description: str) -> SignRule | None:
     that sign's cues ("Positive raises, negative lowers."); a sentence with one sign word
     is all its cue ("Lowers the arm when negative.").
     """
-    return _marked_rule(description, {"negativ": "negativ", "positiv": "positiv"})
+    return _marked_rule(_without_remarks(description), {"negativ": "negativ", "positiv": "positiv"})
+
+
+_REMARK = re.compile(r"\s*\(([^()]*)\)")
+
+
+def _without_remarks(text: str) -> str:
+    """The text without remarks in parentheses of several words ("(as seen from behind the
+    camera)": a point of view, not a direction); a one- or two-word gloss stays ("(right)")."""
+    return _REMARK.sub(lambda m: m.group(0) if len(m.group(1).split()) <= 2 else "", text)
 
 
 def bool_rule(description: str) -> SignRule | None:

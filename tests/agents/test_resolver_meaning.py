@@ -397,3 +397,63 @@ def test_a_light_verb_reads_a_report_only_when_it_is_given_to_the_speaker():
 def test_a_first_part_that_names_a_tool_is_no_lead_in():
     p = SchemaResolver([drive_straight, turn]).propose("back up two metres then turn left ninety degrees")
     assert p.plan == [("drive_straight", {"meters": -2}), ("turn", {"angle_deg": 90})], p
+
+
+@tool
+def slide(distance_cm: float) -> str:
+    """Move the dolly along the track.
+
+    Args:
+        distance_cm: How far, in centimetres. Positive slides to the right and negative to the
+            left (as seen from behind the camera).
+    """
+    return "slid"
+
+
+@tool
+def set_vents(opening_percent: int) -> str:
+    """Open or close the roof vents. 0 is fully closed and 100 is fully open."""
+    return "ok"
+
+
+@tool
+def move_to_bed(bed: Annotated[int, "Bed number, 1 to 12."]) -> str:
+    """Drive over a plant bed."""
+    return "there"
+
+
+@tool
+def show_message(message: str) -> str:
+    """Show a text message on the chest screen."""
+    return "shown"
+
+
+@tool
+def set_display(mode: Literal["welcome", "map", "off"]) -> str:
+    """Switch what the chest screen shows."""
+    return "ok"
+
+
+def test_a_remark_in_parentheses_is_no_direction_of_a_sign_convention():
+    p = SchemaResolver([slide]).propose("slide 20 centimetres")  # "behind" is a point of view
+    assert p.call == ("slide", {}) and p.clarify == "Which way should I slide: right or left?", p
+
+
+def test_the_two_ends_said_as_the_full_extent_bound_the_value():
+    p = SchemaResolver([set_vents]).propose("open the vents to 150 percent")
+    assert p.call == ("set_vents", {}) and p.clarify is not None, p
+
+
+def test_a_measure_is_no_count_or_number_of_a_thing():
+    p = SchemaResolver([move_to_bed]).propose("move to bed ten centimetres")
+    assert p.call is None or "bed" not in p.call[1], p
+
+
+def test_a_string_that_opens_with_the_parameters_name_does_not_say_it():
+    p = SchemaResolver([show_message, set_display]).propose("show a message on your screen")
+    assert p.call == ("show_message", {}) and p.clarify == "What message should I show?", p
+
+
+def test_a_value_of_another_tool_inside_free_words_is_asked_about():
+    p = SchemaResolver([show_message, set_display]).propose("show the welcome screen")
+    assert p.call == ("set_display", {"mode": "welcome"}) and p.clarify.startswith("Did you mean"), p

@@ -36,3 +36,15 @@ def test_a_signed_change_is_bounded_by_its_limit_either_way_not_by_a_range_of_po
     assert docstring_bounds(text) == {"minimum": 0, "maximum": 180}
     assert docstring_bounds(text, signed=True) == {"minimum": -50, "maximum": 50}
     assert docstring_bounds("Turn between -90 and 90 degrees.", signed=True) == {"minimum": -90, "maximum": 90}
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [
+        ("Open the vents. 0 is fully closed and 100 is fully open.", {"minimum": 0, "maximum": 100}),
+        ("speed 0\u2013100", {"minimum": 0, "maximum": 100}),
+        ("1 is slow, 5 is fast", {}),  # meanings of two numbers, not said as the full extent
+    ],
+)
+def test_a_range_in_prose_or_as_the_full_extent_of_the_scale(text, bounds):
+    assert docstring_bounds(text) == bounds
