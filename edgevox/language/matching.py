@@ -27,7 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgevox.language.frames import Phrase, ToolFrame, noun_lemma
-from edgevox.language.lexicon import Relation, nominalizations, relation, switch_polarity
+from edgevox.language.lexicon import (
+    Relation,
+    genus,
+    near_in_frequent_senses,
+    nominalizations,
+    relation,
+    switch_polarity,
+)
 from edgevox.language.phrasal import PARTICLES, PREPOSITIONS
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
 from edgevox.language.terms import stem
@@ -41,6 +48,8 @@ DIRECTION_VERB = 2.0
 DENOMINAL = 2.0
 """The tool's own object said as the request's verb ("zoom" of ``set_zoom``)."""
 NEAR = 0.5
+RARE_NEAR = 0.25
+"""A verb near the tool's only through a rare sense of it: it names the tool weakly, to confirm."""
 """One verb is a kind of the other: weak evidence, never enough alone."""
 LIGHT = 0.5
 """A light verb matched alone ("set" of ``set_volume``): it needs its object."""
@@ -184,6 +193,8 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     if rel >= Relation.SYNONYM:
         return (NEAR, False) if light or said_light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
     if rel == Relation.NEAR and not said_light:
+        if not near_in_frequent_senses(rp.text, tp.text, "v") and not genus(rp.text) & {tp.text, tp.verb}:
+            return RARE_NEAR, False  # near only in a rare sense ("snap" ~ "move"): asked, never acted on
         return NEAR, False
     if not said_light and not rp.particle and not tp.particle and (p := switch_polarity(rp.verb)) is not None:
         if p == switch_polarity(tp.verb):

@@ -172,13 +172,14 @@ def sign_rule(description: str) -> SignRule | None:
     return _marked_rule(_without_remarks(description), {"negativ": "negativ", "positiv": "positiv"})
 
 
-_REMARK = re.compile(r"\s*\(([^()]*)\)")
+_VIEWPOINT = re.compile(r"\s*\((?:as\s+)?(?:seen|viewed|looking|facing)\s+(?:from|at)\b[^()]*\)", re.I)
 
 
 def _without_remarks(text: str) -> str:
-    """The text without remarks in parentheses of several words ("(as seen from behind the
-    camera)": a point of view, not a direction); a one- or two-word gloss stays ("(right)")."""
-    return _REMARK.sub(lambda m: m.group(0) if len(m.group(1).split()) <= 2 else "", text)
+    """The text without a point of view in parentheses ("(as seen from behind the camera)"):
+    it says where the observer stands, not which way the motion goes. Other remarks stay, they
+    often gloss the direction ("(to the right)", "(so negative z goes down)")."""
+    return _VIEWPOINT.sub("", text)
 
 
 def bool_rule(description: str) -> SignRule | None:

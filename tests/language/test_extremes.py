@@ -36,3 +36,10 @@ def test_how_many_times_is_a_count():
 
     assert [n.value for n in find_numbers("sound the horn twice".split())] == [2.0]
     assert [n.value for n in find_numbers("knock once".split())] == [1.0]
+
+
+def test_a_remark_in_parentheses_names_no_direction_unless_it_names_a_sign():
+    seen = sign_rule("Positive slides right and negative left (as seen from behind the camera).")
+    assert seen.sign(["forward"]) == 0 and seen.sign(["right"]) == 1  # "behind" is a point of view
+    down = sign_rule("Positive moves along the axis, negative the opposite way (so negative z goes down).")
+    assert down.sign(["down"]) == -1

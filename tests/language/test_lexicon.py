@@ -59,3 +59,11 @@ def test_the_wordnet_index_is_immutable_so_the_garbage_collector_does_not_walk_i
 )
 def test_verbs_of_telling_are_kinds_of_informing(verb, telling):
     assert informs(verb) is telling
+
+
+def test_a_verb_near_another_only_in_a_rare_sense_is_not_near_in_its_frequent_senses():
+    from edgevox.language.lexicon import near_in_frequent_senses
+
+    assert relation("snap", "move", "v") == Relation.NEAR  # "move with a snapping sound", sense 4
+    assert not near_in_frequent_senses("snap", "move", "v")
+    assert near_in_frequent_senses("lift", "move", "v")  # "raise from a lower to a higher position"
