@@ -1,6 +1,10 @@
 """The resolver's argument extraction: each tool's index (its words, units and sign rules, read
 from the schema) and the values an utterance gives its parameters, per JSON type.
 
+Over 500 lines because every parameter of a tool is read in one pass over the request's
+words: enums and booleans first, then numbers, then a string, each using what the others took
+(a number inside a value's name, a word taken as a value, a label before its number).
+
 Enum values by phrase (or by a word only one value has), booleans from on/off-style words,
 numbers from digits or words with their unit, range, sign and bounds checked, and a string
 from the words after the last trigger word. A value that cannot be used is reported with

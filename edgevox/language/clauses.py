@@ -1,6 +1,10 @@
 """One clause's kind (rules 2-5 of :mod:`edgevox.language.intent`), where an utterance splits
 into clauses, and the whole-utterance word rules the verdict also reads: a condition
 (rule 1) and a time in the future (:func:`deferral`).
+
+Over 500 lines because a clause's kind is one ordered cascade (negation, supposition,
+question, request, report, statement) whose rules read the same words and must be read in
+order; each rule is a row of ``tests/agents/test_intent.py``.
 """
 
 from __future__ import annotations
