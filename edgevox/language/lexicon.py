@@ -272,10 +272,10 @@ def adjective_of(adverb: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=65536)
-def near_in_frequent_senses(a: str, b: str, pos: Pos, senses: int = 3) -> bool:
+def near_in_frequent_senses(a: str, b: str, pos: Pos, senses: int = 2) -> bool:
     """``a`` is a kind of ``b`` (or the reverse) through one of ``a``'s ``senses`` most frequent
     senses: "snap" is a kind of "move" only in its fourth sense ("move with a snapping sound"),
-    too rare to act on."""
+    "grab" in its third ("a grasping motion"), too rare to act on."""
     sa, sb = _senses(a, pos)[:senses], set(_senses(b, pos))
     return any(sb & set(s.hypernyms()) or set(s.hyponyms()) & sb for s in sa) or any(
         set(t.hypernyms()) & set(sa) for t in sb

@@ -67,3 +67,4 @@ def test_a_verb_near_another_only_in_a_rare_sense_is_not_near_in_its_frequent_se
     assert relation("snap", "move", "v") == Relation.NEAR  # "move with a snapping sound", sense 4
     assert not near_in_frequent_senses("snap", "move", "v")
     assert near_in_frequent_senses("lift", "move", "v")  # "raise from a lower to a higher position"
+    assert not near_in_frequent_senses("grab", "move", "v")  # "a grasping motion": its third sense
