@@ -105,6 +105,8 @@ class Proposal:
 
 
 SEQUENCE_MARKERS = frozenset(("then", "next", "afterwards", "after"))
+ANAPHORA = frozenset(("it", "its", "there", "them", "that one"))
+"""Pronouns that stand for something named before ("take a photo of *it*", "go *there*")."""
 """A part that opens with one of these is a next step, not an afterthought."""
 
 VALUES_FIT = "no word named a tool; the directions and units said fit only this one"
@@ -152,7 +154,8 @@ class SchemaResolver:
             else []
         )
         if len(parts) > 1:
-            proposal = self._plan(parts)
+            questions = {strip_conjunction(c.text) for c in intent.clauses if c.kind == "question"}
+            proposal = self._plan(parts, questions)
         else:
             proposal = self._propose(intent.clause, query_only=intent.kind == "question")
         proposal.intent = intent
@@ -170,7 +173,7 @@ class SchemaResolver:
                 proposal.plan = []
         return proposal
 
-    def _plan(self, parts: list[str]) -> Proposal:
+    def _plan(self, parts: list[str], questions: set[str] | frozenset[str] = frozenset()) -> Proposal:
         """One proposal for several command clauses, in order.
 
         Parts that name the same tool one after the other are one call with the values of both
@@ -179,13 +182,18 @@ class SchemaResolver:
         part names a tool but is unsure of it, the whole plan is asked about ("Did you mean fly
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
         about, saying what waits; a part that names no tool is said to be impossible. Nothing
-        runs until every part is clear."""
+        runs until every part is clear. A part that asks to be told something (``questions``:
+        "check the moisture in bed twelve, then water it") is read as a question is, so a
+        reading tool answers it."""
         parts = self._serial_verbs(self._attach_afterthoughts(parts))
         if len(parts) == 1:
-            return self._propose(parts[0])
-        proposals = self._merge_same_tool([self._propose(part) for part in parts], parts)
+            return self._propose(parts[0], query_only=strip_conjunction(parts[0]) in questions)
+        proposals = self._merge_same_tool(
+            [self._propose(part, query_only=strip_conjunction(part) in questions) for part in parts], parts
+        )
         for i, (p, text) in enumerate(proposals):
             done = [q.call for q, _ in proposals[:i] if q.call is not None]
+            self._refer_back(p, text, done)
             if p.call is None:
                 before = " and ".join(self.describe(*c) for c in done)
                 question = f"I can't do '{text}'." + (f" Should I just {before}?" if before else "")
@@ -217,6 +225,28 @@ class SchemaResolver:
         first.reason = "a plan with a part unsure of its tool"
         first.clarify = "Did you mean " + ", then ".join(self.describe(*c) for c in calls) + "?"
         return first
+
+    def _refer_back(self, p: Proposal, text: str, done: list[tuple[str, dict[str, Any]]]) -> None:
+        """A pronoun in a later step stands for what an earlier step named: "move to bed 1 and
+        then take a photo of *it*" photographs bed 1. A value the step lacks is taken from the
+        latest earlier call with a parameter of the same name, only when the step says such a
+        pronoun; its question about that value goes."""
+        if p.call is None or not done or not (ANAPHORA & {w for w, _, _ in tokenize(text)}):
+            return
+        name, args = p.call
+        lacking = p.missing.get(name, [])
+        taken = {
+            q: prev[q] for q in lacking for _, prev in reversed(done) if q in prev
+        }  # the latest earlier value wins
+        if not taken:
+            return
+        p.call = (name, {**args, **taken})
+        p.missing = {**p.missing, name: [q for q in lacking if q not in taken]}
+        if p.clarify is not None and not p.clarify.startswith("Did you mean") and not p.problems.get(name):
+            asked = self._value_question(self._entry(name), p.missing, p.problems)
+            p.clarify = asked[1] if asked is not None else None
+            if asked is not None:
+                p.reason = asked[0]
 
     def _serial_verbs(self, parts: list[str]) -> list[str]:
         """ "go and mow the back lawn", "go and charge yourself": "go" or "come" alone before

@@ -37,6 +37,7 @@ from edgevox.language.terms import (
     tokenize,
 )
 from edgevox.language.units import Unit, convert, same_dimension
+from edgevox.language.value_words import named_number
 
 QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
 """A quotation ("say \"dinner is ready\"") is a string value as it is."""
@@ -204,6 +205,12 @@ def extract_from(
                 if named is not None:  # "mute yourself" when "0 mutes the speaker"
                     found[pname] = named
                     continue
+            if frame_param is not None and frame_param.number_names:
+                named = named_number(frame_param.number_names, stems)
+                if named is not None:  # "steer due east" when "0 is north, 90 east"
+                    found[pname] = named
+                    hits += 1  # a value said by its name, as an enum's is
+                    continue
             signs = frame_param.signs if frame_param is not None else None
             # "a *full* clean" where "full" is a value already taken: no end of a scale
             taken = {w for v in found.values() if isinstance(v, str) for w, _, _ in tokenize(v)}
@@ -223,13 +230,19 @@ def extract_from(
         said, wanted = spoken_unit(words, span.end), index.units.get(pname)
         if said is not None and wanted is not None and said.pint_name == "degree" and wanted.dimension == "temperature":
             said = wanted  # "twenty one degrees" of a temperature: degrees of its own scale
-        if said is not None and wanted is not None and not same_dimension(said, wanted):
-            if any(
+        if (
+            said is not None
+            and (wanted is None or not same_dimension(said, wanted))
+            and any(
                 q != pname and q not in found and (u := index.units.get(q)) is not None and same_dimension(said, u)
                 for q in numeric
-            ):
-                used_numbers.discard(span_i)  # "at one metre per second": the speed's, not the distance's
-                continue
+            )
+        ):
+            # "at one metre per second": the speed's, not the distance's; "water it with 1.5
+            # litres": the litres', not the bed number's (which stays missing)
+            used_numbers.discard(span_i)
+            continue
+        if said is not None and wanted is not None and not same_dimension(said, wanted):
             problems[pname] = f"said in {said.spoken}, not a {wanted.dimension}"
             continue
         if said is not None and wanted is None and (props[pname].get("type") or anyof_type(props[pname])) == "integer":

@@ -45,7 +45,7 @@ from edgevox.language.terms import (
     tokenize,
 )
 from edgevox.language.units import Unit, parameter_unit
-from edgevox.language.value_words import number_words, value_words
+from edgevox.language.value_words import number_names, number_words, value_words
 from edgevox.language.words import can_be_base_verb
 
 READING_VERBS = frozenset("get read report check query list show measure count describe is has".split())
@@ -92,6 +92,9 @@ class ParamFrame:
     """Words the docstring gives each enum value ("x is toward the front, z is up": z <- up,
     and down, its opposite on the same axis), or a number ("0 mutes the speaker": 0 <- mute),
     as stems."""
+    number_names: Mapping[Any, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    """Names the docstring gives points of a number's scale ("0 is north, 90 east": 90 <-
+    {east}; "0 faces straight ahead": 0 <- {straight, ahead}), each a set of stems said in full."""
 
     @property
     def signed(self) -> bool:
@@ -298,6 +301,7 @@ def _param(
         value_words(enum_values(prop), f"{function_text}. {desc}")
         if kind not in NUMERIC
         else number_words(f"{function_text}. {desc}"),
+        number_names(f"{function_text}. {desc}") if kind in NUMERIC else {},
     )
 
 

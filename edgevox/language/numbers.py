@@ -8,6 +8,10 @@ Spoken forms read here (each a row of the numbers table test):
   two" -> 2), never a zero.
 - signs: "minus two", "negative two", "-2" -> -2, flagged ``signed`` so an explicit
   sign wins over direction words (see ``resolver.py``).
+- digits said one by one, three or more in a row: "two seven zero" -> 270, "zero four five"
+  -> 45 (a heading, a channel, a code); two in a row are two numbers ("one two" -> 1, 2).
+- a tens word takes a units word, "ten" and the teens never do: "ten, five" -> 10, 5 (the
+  comma is gone by the time words are read), "twenty five" -> 25.
 - "a hundred and five" -> 105, "two and a half" -> 2.5, "a metre and a half" -> 1.5 (metres),
   "a couple of" -> 2.
 
@@ -108,6 +112,8 @@ def _integer_words(tokens: list[str], i: int) -> tuple[float, int] | None:
                 break  # "two three" is two numbers
             if seen and current >= 10 and current % 10 == 0 and current < 100 and UNITS[t] >= 10:
                 break
+            if seen and 10 <= current % 100 <= 19:
+                break  # "ten five": no English number puts a unit after "ten" or a teen
             current += UNITS[t]
         elif t in TENS:
             if seen and current % 100 != 0:
@@ -137,6 +143,23 @@ def _decimal_point_at(tokens: list[str], k: int) -> bool:
     return (nxt in UNITS and UNITS[nxt] < 10) or nxt == ZERO_DIGIT or bool(re.fullmatch(r"\d", nxt))
 
 
+DIGIT_RUN = 3
+"""Single digits said in a row, this many or more, are one number read digit by digit."""
+
+
+def _digit_run(tokens: list[str], i: int) -> list[str]:
+    """The digits of single-digit words from ``i`` on ("two seven zero"; "oh" after the first)."""
+    out: list[str] = []
+    for t in tokens[i:]:
+        if t in UNITS and UNITS[t] <= 9:
+            out.append(str(UNITS[t]))
+        elif t == ZERO_DIGIT and out:
+            out.append("0")
+        else:
+            break
+    return out
+
+
 METRE_WORDS = frozenset("metre metres meter meters".split())
 
 
@@ -149,7 +172,10 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
         t = tokens[i]
         value: float | None = None
         end = i
-        if _DIGITS_RE.match(t):
+        digits = _digit_run(tokens, i)
+        if len(digits) >= DIGIT_RUN:
+            value, end = float("".join(digits)), i + len(digits)  # "two seven zero" -> 270
+        elif _DIGITS_RE.match(t):
             value, end = float(t), i + 1
         elif _decimal_point_at(tokens, i if t == "point" else i + 1) and t in ("oh", "zero", "o", "point"):
             value, end = 0.0, (i if t == "point" else i + 1)  # "point five", "oh point five" -> 0.5

@@ -181,6 +181,12 @@ def test_a_statement_about_the_speaker_is_answered_in_words_but_requests_still_a
         ("oh move forward two", [2]),  # "oh" alone is an interjection
         ("oh", []),
         ("one two", [1, 2]),
+        ("two seven zero", [270]),  # digits one by one: a heading
+        ("zero four five degrees", [45]),
+        ("one oh one two", [1012]),
+        ("ten five", [10, 5]),  # "water bed ten, five litres": no "ten five" in English
+        ("fifteen six", [15, 6]),
+        ("twenty five", [25]),
         ("forty five", [45]),
         ("a full turn", [1]),  # one of the unit that follows: 360 degrees once converted
         ("two full turns", [2]),

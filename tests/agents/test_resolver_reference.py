@@ -1,0 +1,164 @@
+"""Values a request gives by reference rather than as a number: the names a docstring gives
+points of a scale ("0 is north, 90 east"), a pronoun that stands for what an earlier step named
+("... then photograph *it*"), a unit that says which parameter a number is for, and a step that
+asks to be told something. Each test is one principle of English or of the tool's schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgevox.agents.resolver import SchemaResolver
+from edgevox.agents.tools import tool
+from edgevox.language.value_words import named_number, number_names
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # a copula names a point, and the list it opens goes on naming
+        ("Bearing, 0 to 359. 0 is north, 90 east, 180 south, 270 west.", {0: ["north"], 90: ["east"], 270: ["west"]}),
+        # a gloss in parentheses names the number before it; a slash gives two names
+        ("-20 (full reverse) to 80 (full forward). 0 is idle/neutral.", {-20: ["full", "revers"], 0: ["idl"]}),
+        ("0 (silent) to 10 (loudest).", {0: ["silent"], 10: ["loudest"]}),
+        # what a number does, when no object follows the verb: "straight ahead"
+        ("0 faces straight ahead.", {0: ["straight", "ahead"]}),
+    ],
+)
+def test_a_docstring_names_points_of_a_scale(text, names):
+    got = number_names(text)
+    for value, stems in names.items():
+        assert frozenset(stems) in got[value], (value, got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Distance in metres, between -10 and 10 (negative is backwards).",  # a remark, not a name
+        "0 mutes the speaker.",  # a verb with its object: a word for the verb, not a name
+        "Turn by at most 90 degrees either way.",  # a unit after a number is no name
+        "Bed number, 1 to 12.",
+    ],
+)
+def test_bounds_remarks_and_units_name_nothing(text):
+    assert number_names(text) == {}
+
+
+def test_a_name_is_said_in_full_and_only_one_number_is_named():
+    names = number_names("-20 (full reverse) to 80 (full forward). 0 is idle.")
+    assert named_number(names, ["full", "revers"]) == -20
+    assert named_number(names, ["full"]) is None  # "full" alone: which end?
+    assert named_number(names, ["idl", "full", "forward"]) is None  # two named: ask
+
+
+@tool
+def set_bearing(degrees: int) -> str:
+    """Point the antenna at a compass bearing.
+
+    Args:
+        degrees: 0 to 359. 0 is north, 90 east, 180 south, 270 west.
+    """
+    return "ok"
+
+
+@tool
+def set_fan(speed_percent: int) -> str:
+    """Set the cooling fan. 0 (off) to 100 (flat out)."""
+    return "ok"
+
+
+MAST = SchemaResolver([set_bearing, set_fan])
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("point the antenna west", ("set_bearing", {"degrees": 270})),
+        ("set the bearing to south", ("set_bearing", {"degrees": 180})),
+        ("set the bearing to one three five", ("set_bearing", {"degrees": 135})),  # digits one by one
+        ("set the fan flat out", ("set_fan", {"speed_percent": 100})),
+    ],
+)
+def test_a_named_point_is_a_value(text, call):
+    p = MAST.propose(text)
+    assert p.call == call and p.clarify is None, p
+
+
+def test_a_named_point_without_the_tools_verb_is_asked_not_run():
+    p = MAST.propose("flat out, please")  # neither its verb nor its object: asked, never run
+    assert p.call is None or p.clarify is not None, p
+
+
+@tool
+def go_to_tank(tank: int) -> str:
+    """Drive to a tank.
+
+    Args:
+        tank: Tank number, 1 to 9.
+    """
+    return "ok"
+
+
+@tool
+def sample(tank: int) -> str:
+    """Take a water sample from a tank.
+
+    Args:
+        tank: Tank number, 1 to 9.
+    """
+    return "ok"
+
+
+@tool
+def fill(tank: int, litres: float = 5.0) -> str:
+    """Fill a tank with fresh water.
+
+    Args:
+        tank: Tank number, 1 to 9.
+        litres: How much, in litres, at most 20.
+    """
+    return "ok"
+
+
+@tool
+def read_level(tank: int) -> str:
+    """Report the water level of a tank.
+
+    Args:
+        tank: Tank number, 1 to 9.
+    """
+    return "ok"
+
+
+TANKS = SchemaResolver([go_to_tank, sample, fill, read_level])
+
+
+def test_a_pronoun_in_a_later_step_stands_for_what_an_earlier_step_named():
+    p = TANKS.propose("drive to tank 4 and then sample it")
+    assert p.plan == [("go_to_tank", {"tank": 4}), ("sample", {"tank": 4})] and p.clarify is None, p
+
+
+def test_without_a_pronoun_a_later_steps_missing_value_is_asked():
+    p = TANKS.propose("drive to tank 4 and then take a sample")
+    assert p.clarify is not None and "which tank" in p.clarify.lower(), p
+
+
+def test_a_number_in_another_parameters_unit_leaves_the_first_missing():
+    # 3 litres is no tank number: it is the litres', and the tank is asked
+    p = TANKS.propose("fill it with 3 litres")
+    assert p.call == ("fill", {"litres": 3}) and p.clarify is not None and "tank" in p.clarify.lower(), p
+
+
+def test_a_step_that_asks_to_be_told_is_read_as_a_question():
+    p = TANKS.propose("check the level in tank 2, then fill it with 3 litres")
+    assert p.plan == [("read_level", {"tank": 2}), ("fill", {"tank": 2, "litres": 3})], p
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [("tank ten, five litres", [10, 5]), ("heading zero four five", [45])],
+)
+def test_numbers_said_one_after_another(text, values):
+    from edgevox.language.numbers import find_numbers
+    from edgevox.language.terms import tokenize
+
+    assert [s.value for s in find_numbers([t for t, _, _ in tokenize(text)])] == values
