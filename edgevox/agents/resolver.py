@@ -491,6 +491,16 @@ class SchemaResolver:
             question = f"Did you mean {self.describe(rival, found[rival])}?"
             return proposal((rival, found[rival]), True, [rival, best], "a value inside free words", question)
         asked = self._value_question(entry, missing, problems, strings_too=False)
+        takers = [n for n in ranked if n != best and in_unit[n] > 0 and not query_only]
+        if any(why.startswith("said in ") for why in problems[best].values()) and len(takers) == 1:
+            # "move 30 centimetres": the verb's tool takes a bed number, and one other tool takes
+            # centimetres: that tool was likely meant. Asked (its own question), never run.
+            other = takers[0]
+            own_question = self._value_question(self._entry(other), missing, problems)
+            if own_question is not None:
+                return proposal((other, found[other]), True, [other, best], *own_question)
+            question = f"Did you mean {self.describe(other, found[other])}?"
+            return proposal((other, found[other]), True, [other, best], "a unit only another tool takes", question)
         if asked is not None and not problems[best]:
             # "drive over to aisle B": the verb's tool lacks a value, and the place said is a value
             # of another tool that needs nothing else: that tool was likely meant. Asked, not run.
@@ -676,6 +686,9 @@ class SchemaResolver:
         prop = t.parameters.get("properties", {}).get(pname, {})
         verb = spoken_name(t.name)
         what = pname.replace("_", " ")
+        own = [v.verb for v in entry.frame.verbs if v.own and not v.particle and v.verb in pname.lower().split("_")]
+        if own:
+            verb = own[0]  # ``tilt_deg`` of ``pan_tilt``: "How many degrees should I tilt?"
         values = enum_values(prop)
         if values:
             if len(values) <= MAX_SPOKEN_OPTIONS:

@@ -33,6 +33,7 @@ from edgevox.language.terms import (
     TRUE_WORDS,
     SignRule,
     content_stems,
+    is_direction,
     stem,
     tokenize,
 )
@@ -313,6 +314,13 @@ def extract_from(
             if levels and all(v > 0 for v in levels):
                 found[pname] = True
     missing = [r for r in t.required if r not in found]
+    if not found and not problems:
+        # "tilt the camera" for ``pan_tilt(pan_deg=0, tilt_deg=0)``: the verb names a number
+        # the tool takes, so it asks for that number; by its default it would do nothing
+        said_verbs = {stem(v.verb) for v in read_request(text).verbs if not v.particle or is_direction(v.particle)}
+        missing += [
+            p for p in numeric if p not in t.required and said_verbs & {stem(w) for w in p.lower().split("_") if w}
+        ]
     return Extraction(found, missing, hits, problems, unit_hits=unit_hits, shared_hits=shared_hits, described=described)
 
 
@@ -339,8 +347,9 @@ def _verb_switches(text: str) -> bool | None:
 
 
 def _number_labels(numbers: list, stems: list[str], params: list[str]) -> dict[int, str]:
-    """Numbers said right after a parameter's name ("aisle *6*", "shelf *two*"), when the name
-    is one parameter's only."""
+    """Numbers said right after a parameter's name ("aisle *6*", "shelf *two*"), or after it
+    and the direction of the change ("tilt down *ten*", "pan right by *10*"), when the name is
+    one parameter's only."""
     names: dict[str, list[str]] = {}
     for p in params:
         for w in p.lower().split("_"):
@@ -348,7 +357,10 @@ def _number_labels(numbers: list, stems: list[str], params: list[str]) -> dict[i
                 names.setdefault(stem(w), []).append(p)
     out = {}
     for i, n in enumerate(numbers):
-        owners = names.get(stems[n.start - 1], []) if n.start > 0 else []
+        k = n.start - 1
+        while k > 0 and k >= n.start - 2 and (stems[k] in DIRECTION_STEMS or stems[k] in ("by", "to")):
+            k -= 1  # "tilt *down* ten", "pan right by 10": the change's direction between name and number
+        owners = names.get(stems[k], []) if k >= 0 else []
         if len(owners) == 1:
             out[i] = owners[0]
     return out
@@ -400,14 +412,20 @@ def _range_ends(params: list[str], numbers: list, words: list[str]) -> dict[int,
     are its ends by name (``first_aisle``/``last_aisle``, ``start``/``end``): number -> end."""
     starts = [p for p in params if set(p.lower().split("_")) & RANGE_STARTS]
     ends = [p for p in params if set(p.lower().split("_")) & RANGE_ENDS]
-    if len(starts) != 1 or len(ends) != 1 or starts == ends or len(numbers) != 2:
+    if len(starts) != 1 or len(ends) != 1 or starts == ends:
         return {}
-    gap = [w for w in words[numbers[0].end : numbers[1].start] if w not in (words[numbers[0].start - 1],)]
-    if not (len(gap) == 1 and gap[0] in RANGE_JOINERS):
+    pairs = []  # the range may sit among other numbers ("... over eight seconds")
+    for i in range(len(numbers) - 1):
+        a, b = numbers[i], numbers[i + 1]
+        gap = [w for w in words[a.end : b.start] if w not in (words[a.start - 1],)]
+        if not (len(gap) == 1 and gap[0] in RANGE_JOINERS):
+            continue
+        if gap[0] == "and" and "between" not in words[: a.start]:
+            continue  # "3 and 6" is two values; "between 3 and 6" a range
+        pairs.append(i)
+    if len(pairs) != 1:
         return {}
-    if gap[0] == "and" and "between" not in words[: numbers[0].start]:
-        return {}  # "3 and 6" is two values; "between 3 and 6" a range
-    return {0: starts[0], 1: ends[0]}  # in the order said: "from twelve to ten" starts at twelve
+    return {pairs[0]: starts[0], pairs[0] + 1: ends[0]}  # in the order said: "from twelve to ten" starts at twelve
 
 
 def _range_said(numbers: list, i: int, words: list[str]) -> bool:

@@ -201,6 +201,13 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
         first = after.strip()
     if first:
         doc_verbs, doc_objects, doc_reads, alternatives = _read_sentence(first, values)
+        for v in doc_verbs:
+            if v.verb in rest and not v.particle and v.verb in own_objects:
+                # "pan_tilt": "Pan and/or *tilt* the camera head" - a word of the name that the
+                # summary uses as a verb is one of the tool's own verbs, not its object
+                own_objects.discard(v.verb)
+                objects.discard(v.verb)
+                verbs.append(Phrase(v.verb, "", True))
         for k, v in enumerate(doc_verbs):
             # The summary's main verb says what the tool does, as its name does, and so do the
             # verbs given as alternatives to it ("Move *or drive*", "Turn, rotate or spin"); a
@@ -337,7 +344,9 @@ LABEL_WORDS = 4
 
 
 def _first_sentence(description: str) -> str:
-    return re.split(r"(?<=[.!?])\s", description.strip(), maxsplit=1)[0] if description.strip() else ""
+    """The summary sentence; "and/or" is read as "or" (it offers either verb: "Pan and/or tilt")."""
+    first = re.split(r"(?<=[.!?])\s", description.strip(), maxsplit=1)[0] if description.strip() else ""
+    return re.sub(r"\band\s*/\s*or\b", "or", first)
 
 
 def noun_lemma(word: str) -> str:

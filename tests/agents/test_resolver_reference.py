@@ -5,6 +5,8 @@ asks to be told something. Each test is one principle of English or of the tool'
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 
 from edgevox.agents.resolver import SchemaResolver
@@ -162,3 +164,82 @@ def test_numbers_said_one_after_another(text, values):
     from edgevox.language.terms import tokenize
 
     assert [s.value for s in find_numbers([t for t, _, _ in tokenize(text)])] == values
+
+
+# -- which parameter a number is for, and which tool takes it ----------------------------------
+
+
+@tool
+def aim(pan_deg: float = 0.0, tilt_deg: float = 0.0) -> str:
+    """Pan and/or tilt the spotlight relative to where it points now.
+
+    Args:
+        pan_deg: Degrees to pan. Positive pans left, negative pans right.
+        tilt_deg: Degrees to tilt. Positive tilts up, negative tilts down.
+    """
+    return "ok"
+
+
+@tool
+def play_sequence(first_cue: int, last_cue: int, seconds: float) -> str:
+    """Play the light cues from one cue to another.
+
+    Args:
+        first_cue: Cue to start from, 1 to 40.
+        last_cue: Cue to end at, 1 to 40.
+        seconds: How long the whole sequence takes, in seconds.
+    """
+    return "ok"
+
+
+LIGHTS = SchemaResolver([aim, play_sequence])
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        # a verb of the tool's summary that is a word of its name is its own verb ("and/or")
+        ("tilt down twelve degrees", ("aim", {"tilt_deg": -12})),
+        # the number after a parameter's name and the direction of the change is that parameter's
+        ("pan right by 30", ("aim", {"pan_deg": -30})),
+        # a range among other numbers: its ends by name
+        (
+            "play the sequence from cue three to cue nine over forty seconds",
+            ("play_sequence", {"first_cue": 3, "last_cue": 9, "seconds": 40}),
+        ),
+    ],
+)
+def test_which_parameter_a_number_is_for(text, call):
+    p = LIGHTS.propose(text)
+    assert p.call == call and p.clarify is None, p
+
+
+def test_a_verb_that_names_an_optional_number_asks_for_it():
+    # by its default the tool would tilt by nothing: "tilt the spotlight" asks how far
+    p = LIGHTS.propose("tilt the spotlight")
+    assert p.call == ("aim", {}) and p.clarify == "How many degrees should I tilt?", p
+
+
+@tool
+def go_to_stall(stall: int) -> str:
+    """Move the feeder to a stall.
+
+    Args:
+        stall: Stall number, 1 to 30.
+    """
+    return "ok"
+
+
+@tool
+def nudge(distance_cm: Annotated[float, "centimetres; positive is forward, negative is backward"]) -> str:
+    """Nudge the feeder a short distance along its rail."""
+    return "ok"
+
+
+BARN = SchemaResolver([go_to_stall, nudge])
+
+
+def test_a_unit_only_another_tool_takes_asks_about_that_tool():
+    # "move" is go_to_stall's verb, but 40 centimetres is no stall number and nudge takes it
+    p = BARN.propose("move 40 centimetres")
+    assert p.call is not None and p.call[0] == "nudge" and p.clarify is not None, p
