@@ -491,11 +491,11 @@ class SchemaResolver:
             question = f"Did you mean {self.describe(rival, found[rival])}?"
             return proposal((rival, found[rival]), True, [rival, best], "a value inside free words", question)
         asked = self._value_question(entry, missing, problems, strings_too=False)
-        takers = [n for n in ranked if n != best and in_unit[n] > 0 and not query_only]
-        if any(why.startswith("said in ") for why in problems[best].values()) and len(takers) == 1:
+        unit_takers = [n for n in ranked if n != best and in_unit[n] > 0 and not query_only]
+        if any(why.startswith("said in ") for why in problems[best].values()) and len(unit_takers) == 1:
             # "move 30 centimetres": the verb's tool takes a bed number, and one other tool takes
             # centimetres: that tool was likely meant. Asked (its own question), never run.
-            other = takers[0]
+            other = unit_takers[0]
             own_question = self._value_question(self._entry(other), missing, problems)
             if own_question is not None:
                 return proposal((other, found[other]), True, [other, best], *own_question)
