@@ -109,6 +109,12 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
             if score > best:
                 best, exact, how, own = score, is_exact, f"verb {rp.text!r} ~ {tp.text!r}", tp.own
     for rp in request.verbs:
+        if rp.verb in LIGHT_VERBS and not rp.particle and EXACT > best:
+            # "give a little *nod*", "give it a good *shake*": a light verb with the act as its
+            # noun says the act's verb; the tool's own verb said as that noun names it
+            for tp in frame.verbs:
+                if tp.own and not tp.particle and tp.verb in request.nouns:
+                    best, exact, how, own = EXACT, True, f"{rp.verb!r} a {tp.verb!r}: its verb as a noun", True
         if rp.particle and nominalizations(rp.text) & frame.objects and DENOMINAL > best:
             # "shut the camera down" for a tool whose docstring names a "shutdown": the phrasal
             # verb's act named as a noun (WordNet's derivations)

@@ -90,7 +90,17 @@ def unit(word: str) -> Unit | None:
         return None  # "fly" is no femto-light-year, "pinch" no pico-inch
     full = f"{prefix}{name}{suffix}"
     q = ureg.Quantity(1, full)
-    return Unit(_dimension(q), full, _spoken(full))
+    dimension = _dimension(q)
+    if dimension in HUMAN_SCALE:
+        lo, hi = HUMAN_SCALE[dimension]
+        if not lo <= float(q.to_base_units().magnitude) <= hi:
+            return None  # "give it a good *shake*": no ten nanoseconds (pint's "shake")
+    return Unit(dimension, full, _spoken(full))
+
+
+HUMAN_SCALE = {"time": (1e-3, 1e9), "length": (1e-4, 1e7)}
+"""Units people say to a robot are of a human scale (base units: seconds, metres): pint also
+defines physicists' units that are everyday English words ("shake", 10 ns), never meant."""
 
 
 def _dimension(q: Any) -> str:

@@ -243,3 +243,40 @@ def test_a_unit_only_another_tool_takes_asks_about_that_tool():
     # "move" is go_to_stall's verb, but 40 centimetres is no stall number and nudge takes it
     p = BARN.propose("move 40 centimetres")
     assert p.call is not None and p.call[0] == "nudge" and p.clarify is not None, p
+
+
+@tool
+def bow(seconds: int = 2) -> str:
+    """Bow to a guest.
+
+    Args:
+        seconds: how long to hold the bow; 1 to 5 seconds.
+    """
+    return "ok"
+
+
+@tool
+def wave() -> str:
+    """Wave a hand at the guest."""
+    return "ok"
+
+
+HOST = SchemaResolver([bow, wave])
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("give them a wave", ("wave", {})),  # a light verb with the act as its noun: "wave"
+        ("give a deep bow", ("bow", {})),
+        ("make a bow for three seconds", ("bow", {"seconds": 3})),
+    ],
+)
+def test_a_light_verb_with_the_tools_verb_as_its_noun_names_it(text, call):
+    p = HOST.propose(text)
+    assert p.call == call and p.clarify is None, p
+
+
+def test_a_light_verb_with_another_noun_names_nothing():
+    p = HOST.propose("give them a hand")
+    assert p.call is None or p.clarify is not None, p

@@ -86,3 +86,14 @@ def test_the_unit_said_after_a_number_is_read_through_articles_and_whole_words()
     assert spoken_unit("half a rotation".split(), 1).pint_name == "turn"
     assert spoken_unit("five apples".split(), 1) is None
     assert unit("metres").spoken == "meters" and unit("feet").spoken == "feet" and unit("percent").spoken == "percent"
+
+
+@pytest.mark.parametrize("word", ["shake", "angstrom", "fermi", "parsec"])
+def test_units_beyond_a_human_scale_are_english_words(word):
+    # pint's "shake" is ten nanoseconds: "give it a good shake" says no time
+    assert unit(word) is None
+
+
+@pytest.mark.parametrize("word", ["millisecond", "second", "hour", "year", "mm", "metre", "km", "mile", "inch"])
+def test_units_of_a_human_scale_are_units(word):
+    assert unit(word) is not None
