@@ -59,6 +59,7 @@ from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM,
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
+from edgevox.language.state_question import asks_robot_state
 from edgevox.language.terms import stem, tokenize
 from edgevox.language.words import WH_WORDS, words
 
@@ -163,6 +164,11 @@ class SchemaResolver:
             # "the green block": no verb and no tool word, so nothing asks for an action.
             return Proposal(None, True, reason="names only argument values, asks for nothing", intent=intent)
         if intent.kind == "question" and proposal.call is None and proposal.sure:
+            report = self._one_report()
+            if report is not None and asks_robot_state(intent.clause):
+                # "what are you up to right now?": the robot's state comes from its record, never
+                # from what a language model makes up; one report that takes nothing holds it
+                return Proposal((report, {}), True, [report], reason="a question about its own state", intent=intent)
             proposal.reason = f"a question ({intent.reason}) for no query tool: answered in words"
         if intent.confirm and proposal.call is not None and proposal.clarify is None:
             name, args = proposal.call
@@ -172,6 +178,12 @@ class SchemaResolver:
                 proposal.clarify = self.confirm_question(intent.confirm, name, args)
                 proposal.plan = []
         return proposal
+
+    def _one_report(self) -> str | None:
+        """The tool set's one reading tool that takes no argument (``get_status``), if it has
+        exactly one."""
+        readers = [e.tool.name for e in self._index if e.query and not e.tool.required]
+        return readers[0] if len(readers) == 1 else None
 
     def _plan(self, parts: list[str], questions: set[str] | frozenset[str] = frozenset()) -> Proposal:
         """One proposal for several command clauses, in order.

@@ -131,6 +131,13 @@ def known(word: str, pos: Pos) -> bool:
     return bool(_senses(word, pos))
 
 
+def lexname(word: str, pos: Pos) -> str:
+    """WordNet's class of the word's most frequent sense ("verb.motion" for "roll",
+    "verb.communication" for "kid"), or "" for a word it does not know."""
+    senses = _senses(word, pos)
+    return str(senses[0].lexname()) if senses else ""
+
+
 @functools.lru_cache(maxsize=65536)
 def relation(a: str, b: str, pos: Pos) -> Relation:
     """How ``a`` and ``b`` (words or multi-word expressions such as "take off") are related."""

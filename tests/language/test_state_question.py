@@ -1,0 +1,78 @@
+"""A question about the robot's own present state is answered from its record: the grammar of
+such questions (the listener as subject, present "be" or "have got") and the one report that
+holds the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgevox.agents.resolver import SchemaResolver
+from edgevox.agents.tools import tool
+from edgevox.language.state_question import asks_robot_state
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what are you doing?",
+        "what are you up to right now?",  # a place or activity after present "be"
+        "are you charging?",  # a progressive: what it is doing now
+        "are we rolling?",  # the speaker and the robot together
+        "where are you?",
+        "which room are you in?",
+        "have you got anything in your gripper?",  # "have got": what it holds
+    ],
+)
+def test_questions_about_its_present_state(text):
+    assert asks_robot_state(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "do you like cats?",  # a liking
+        "can you sing?",  # an ability, by a modal
+        "are you able to fly?",  # an ability, by an adjective
+        "are you a robot?",  # identity
+        "how are you?",  # a greeting
+        "were you charging an hour ago?",  # the past
+        "are you going to the dock later?",  # a plan
+        "are you kidding me?",  # talk (WordNet's verb.communication), not a state
+        "is the hallway clear?",  # about the world, not the robot
+    ],
+)
+def test_questions_that_ask_no_state_of_the_robot(text):
+    assert not asks_robot_state(text)
+
+
+@tool
+def report() -> str:
+    """Report the battery and the current task."""
+    return "ok"
+
+
+@tool
+def drive(meters: float) -> str:
+    """Drive forward or back. Negative drives backwards."""
+    return "ok"
+
+
+@tool
+def arm_state() -> str:
+    """Report the arm's joint angles."""
+    return "ok"
+
+
+def test_a_state_question_reads_the_one_report():
+    p = SchemaResolver([report, drive]).propose("what are you doing right now?")
+    assert p.call == ("report", {}) and p.clarify is None, p
+
+
+def test_with_two_reports_a_state_question_picks_none_by_guessing():
+    p = SchemaResolver([report, drive, arm_state]).propose("what are you doing right now?")
+    assert p.call is None, p
+
+
+def test_small_talk_reads_nothing():
+    p = SchemaResolver([report, drive]).propose("do you like cats?")
+    assert p.call is None, p
