@@ -111,7 +111,7 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
     for rp in request.verbs:
         if rp.verb in LIGHT_VERBS and not rp.particle and EXACT > best:
             # "give a little *nod*", "give it a good *shake*": a light verb with the act as its
-            # noun says the act's verb; the tool's own verb said as that noun names it
+            # noun says the act's verb; the tool's own verb said so names it
             for tp in frame.verbs:
                 if tp.own and not tp.particle and tp.verb in request.nouns:
                     best, exact, how, own = EXACT, True, f"{rp.verb!r} a {tp.verb!r}: its verb as a noun", True

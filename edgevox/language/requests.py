@@ -37,6 +37,9 @@ action is the verb they govern."""
 LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring".split())
 """English light verbs: they carry little meaning of their own ("*set* the volume", "*take* a
 photo"); their object or particle says what is done."""
+ASPECTUAL_VERBS = frozenset("start begin commence keep continue resume".split())
+"""English aspectual verbs: they say when an act starts or goes on, and the gerund after them
+says the act ("start *patrolling*", "keep *driving*")."""
 MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split())
 """Nouns of an amount ("a *bit*", "a *notch*"): never a tool's object."""
 ARGUMENT_DEPS = frozenset(("nsubj", "nsubjpass", "dobj", "pobj"))
@@ -125,7 +128,11 @@ def read_request(text: str) -> RequestFrame:
         if after_number and unit(word) is not None:
             continue  # "ten *metres*": a unit
         if t.tag_ == "VBG" and i > 0 and not (opening is not None and t.i == opening.i):
-            nouns.add(word)  # "stop *recording*", "start *cleaning*": the activity is the object
+            if toks[i - 1].lemma_.lower() in ASPECTUAL_VERBS and "VERB" in readings(word):
+                if Phrase(lemma) not in verbs:
+                    verbs.append(Phrase(lemma))  # "start *patrolling*": the gerund says the act
+                continue
+            nouns.add(word)  # "stop *recording*": the activity is the object
         if t.pos_ == "VERB" and t.dep_ in ARGUMENT_DEPS and any(c.dep_ in ("det", "poss") for c in t.children):
             nouns.add(noun_lemma(word))  # "activate the bilge *pump*": a word with a determiner is a noun
             continue

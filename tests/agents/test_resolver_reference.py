@@ -5,7 +5,7 @@ asks to be told something. Each test is one principle of English or of the tool'
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import pytest
 
@@ -280,3 +280,30 @@ def test_a_light_verb_with_the_tools_verb_as_its_noun_names_it(text, call):
 def test_a_light_verb_with_another_noun_names_nothing():
     p = HOST.propose("give them a hand")
     assert p.call is None or p.clarify is not None, p
+
+
+@tool
+def patrol(route: Literal["perimeter", "lobby"]) -> str:
+    """Patrol a route until told otherwise."""
+    return "ok"
+
+
+@tool
+def set_patrol_speed(level: int) -> str:
+    """Set the patrolling speed level, 1 to 5."""
+    return "ok"
+
+
+GUARD = SchemaResolver([patrol, set_patrol_speed])
+
+
+@pytest.mark.parametrize("text", ["start patrolling the perimeter", "keep patrolling the perimeter"])
+def test_an_aspectual_verb_with_a_gerund_says_the_gerunds_act(text):
+    # "start *patrolling*": the act is patrol, not the "patrolling" of the speed tool's object
+    p = GUARD.propose(text)
+    assert p.call == ("patrol", {"route": "perimeter"}) and p.clarify is None, p
+
+
+def test_an_aspectual_verb_with_a_gerund_asks_the_acts_missing_value():
+    p = GUARD.propose("start patrolling")
+    assert p.call == ("patrol", {}) and p.clarify is not None and "route" in p.clarify.lower(), p
