@@ -22,9 +22,9 @@ from typing import Any
 
 from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
-from edgevox.language.lexicon import adjective_of, known, switch_polarity
+from edgevox.language.lexicon import Relation, adjective_of, known, relation, switch_polarity
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
-from edgevox.language.requests import LIGHT_VERBS, intensifier, object_phrase, read_request
+from edgevox.language.requests import HALF_TURN_PARTICLES, LIGHT_VERBS, intensifier, object_phrase, read_request
 from edgevox.language.terms import (
     DIRECTION_STEMS,
     DIRECTIONS,
@@ -37,7 +37,7 @@ from edgevox.language.terms import (
     stem,
     tokenize,
 )
-from edgevox.language.units import Unit, convert, same_dimension
+from edgevox.language.units import Unit, convert, same_dimension, unit
 from edgevox.language.value_words import named_number
 
 QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
@@ -212,6 +212,19 @@ def extract_from(
                     found[pname] = named
                     hits += 1  # a value said by its name, as an enum's is
                     continue
+            wanted = index.units.get(pname)
+            if wanted is not None and wanted.dimension == "angle" and not numbers and _turns_around(text):
+                # "turn around": to face the other way is half a turn; which way is asked
+                unit_hits += 1  # "around" says an angle, as "a full turn" does
+                rule = index.signs.get(pname)
+                way = rule.sign(stems) if rule is not None else 1
+                if way in (0, 2) and rule is not None:
+                    problems[pname] = f"{WHICH_WAY} {rule.choices()}"
+                else:
+                    found[pname] = as_number(
+                        way * convert(180, unit("degrees"), wanted), props[pname].get("type") == "integer"
+                    )
+                continue
             signs = frame_param.signs if frame_param is not None else None
             # "a *full* clean" where "full" is a value already taken: no end of a scale
             taken = {w for v in found.values() if isinstance(v, str) for w, _, _ in tokenize(v)}
@@ -344,6 +357,15 @@ def _verb_switches(text: str) -> bool | None:
         if v.particle or v.verb not in LIGHT_VERBS  # "do" is "finish" in one of its many senses
     } - {None}
     return next(iter(said)) if len(said) == 1 else None
+
+
+def _turns_around(text: str) -> bool:
+    """ "turn around", "spin round": a verb of rotating (WordNet) with the particle "around",
+    which means to face the opposite way ("go around the table", "look around" do not)."""
+    return any(
+        v.particle in HALF_TURN_PARTICLES and relation(v.verb, "rotate", "v") != Relation.NONE
+        for v in read_request(text).verbs
+    )
 
 
 def _number_labels(numbers: list, stems: list[str], params: list[str]) -> dict[int, str]:

@@ -37,6 +37,8 @@ action is the verb they govern."""
 LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring".split())
 """English light verbs: they carry little meaning of their own ("*set* the volume", "*take* a
 photo"); their object or particle says what is done."""
+HALF_TURN_PARTICLES = frozenset(("around", "round", "about"))
+"""Particles of a turn that ends facing the other way ("turn *around*", "spin round")."""
 ASPECTUAL_VERBS = frozenset("start begin commence keep continue resume".split())
 """English aspectual verbs: they say when an act starts or goes on, and the gerund after them
 says the act ("start *patrolling*", "keep *driving*")."""
@@ -151,8 +153,10 @@ def read_request(text: str) -> RequestFrame:
                 continue
             particles = verb_particles(toks, i)
             phrases = [Phrase(base, particle) for particle in particles or [""]]
-            if particles and _path_particle(toks, i, particles[-1]):
-                phrases.append(Phrase(base))  # "head *over* to dock two": a path, the verb is "head"
+            if particles and (_path_particle(toks, i, particles[-1]) or particles[-1] in HALF_TURN_PARTICLES):
+                # "head *over* to dock two": a path, the verb is "head"; "turn *around*": a
+                # turning that ends facing the other way, still a turn
+                phrases.append(Phrase(base))
             if is_direction(base):
                 phrases.append(Phrase("move"))  # "back up", "back off": a move in that direction
             for phrase in phrases:

@@ -307,3 +307,29 @@ def test_an_aspectual_verb_with_a_gerund_says_the_gerunds_act(text):
 def test_an_aspectual_verb_with_a_gerund_asks_the_acts_missing_value():
     p = GUARD.propose("start patrolling")
     assert p.call == ("patrol", {}) and p.clarify is not None and "route" in p.clarify.lower(), p
+
+
+@tool
+def swivel(angle_deg: float) -> str:
+    """Rotate the chair in place. Positive turns right, negative turns left."""
+    return "ok"
+
+
+@tool
+def roll(meters: float) -> str:
+    """Roll forward or back. Negative rolls backwards."""
+    return "ok"
+
+
+CHAIR = SchemaResolver([swivel, roll])
+
+
+def test_turning_around_is_half_a_turn_and_asks_which_way():
+    p = CHAIR.propose("turn around")
+    assert p.call == ("swivel", {}) and p.clarify is not None and "left" in p.clarify, p
+    assert CHAIR.propose("turn around to the left").call == ("swivel", {"angle_deg": -180})
+
+
+def test_around_after_a_verb_that_does_not_rotate_is_no_half_turn():
+    p = CHAIR.propose("look around")
+    assert p.call is None or p.call[1].get("angle_deg") is None, p
