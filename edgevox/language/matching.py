@@ -24,6 +24,7 @@ only rank tools that a verb or an object already named (the resolver adds them).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from edgevox.language.frames import Phrase, ToolFrame, noun_lemma
@@ -35,6 +36,7 @@ from edgevox.language.lexicon import (
     relation,
     switch_polarity,
 )
+from edgevox.language.nlp import parse
 from edgevox.language.phrasal import PARTICLES, PREPOSITIONS
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
 from edgevox.language.terms import stem
@@ -123,6 +125,8 @@ def match(request: RequestFrame, frame: ToolFrame) -> Match:
         best, exact, how, own = EXACT, True, f"its name {' '.join(frame.name_words)!r} said", True
     if best < DENOMINAL and (value_verb := _value_verb(request, frame)):
         best, exact, how, own = DENOMINAL, False, value_verb, True
+    if best < DENOMINAL and (light_value := _light_verb_value(request, frame)):
+        best, exact, how, own = DENOMINAL, False, light_value, True
     objects = 0.0
     named = []
     for noun in request.nouns:
@@ -230,6 +234,30 @@ def _name_said(request: RequestFrame, frame: ToolFrame) -> bool:
         if k == len(words):
             return True
     return False
+
+
+def _light_verb_value(request: RequestFrame, frame: ToolFrame) -> str:
+    """A light verb whose object is a whole value of one of the tool's choices ("*do* a
+    *foliar feed* on bed 8" for ``spray(mix=...)``): a light verb carries little meaning, its
+    object says what is done, and a value only this tool takes says which tool."""
+    light = [rp for rp in request.verbs if rp.verb in LIGHT_VERBS and not rp.particle]
+    if not light or len(request.verbs) != len(light):
+        return ""
+    objects = [  # the light verb's direct object, whole: "do *a foliar feed*", not "take Priya *to the cafeteria*"
+        " ".join(w.lower_ for w in c.subtree)
+        for t in parse(request.text)
+        if t.lemma_.lower() in LIGHT_VERBS and t.pos_ in ("VERB", "AUX")
+        for c in t.children
+        if c.dep_ == "dobj"
+    ]
+    for p in frame.params:
+        for v in p.values:
+            value = str(v).lower().replace("_", " ")
+            if len(value) < 3 or value in frame.objects:
+                continue
+            if any(re.search(rf"\b{re.escape(value)}\b", phrase) for phrase in objects):
+                return f"{light[0].verb!r} + its {p.name} {v!r}"
+    return ""
 
 
 def _value_verb(request: RequestFrame, frame: ToolFrame) -> str:

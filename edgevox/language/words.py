@@ -116,9 +116,17 @@ _WORD_RE = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
 
 def words(text: str) -> list[str]:
     """Lower-case word tokens, apostrophes removed ("Don't" -> "dont"); a hyphenated compound
-    is one word ("do-not-disturb" -> "donotdisturb": a name, not a negation)."""
-    lowered = _HYPHENATED.sub("", text.lower())
-    return _WORD_RE.findall(lowered.replace("'", "").replace("\u2019", ""))
+    is one word ("do-not-disturb" -> "donotdisturb": a name, not a negation). A noun's "'s"
+    before a determiner, "not" or a verb's -ing form is "is" ("the cafeteria's doing lasagne",
+    "the kitchen's a mess"), not a possessive ("the cafeteria's menu")."""
+    lowered = _NOUN_IS.sub(r"\1 is ", _HYPHENATED.sub("", text.lower().replace("\u2019", "'")))
+    return _WORD_RE.findall(lowered.replace("'", ""))
+
+
+_NOUN_IS = re.compile(
+    r"\b(?!(?:it|that|what|there|here|he|she|who|let|where|how)'s)([a-z]+)'s\s+"
+    r"(?=(?:a|an|the|this|that|my|your|our|their|not|been|[a-z]+ing)\b)"
+)
 
 
 _HYPHENATED = re.compile(r"(?<=[a-z])-(?=[a-z])")

@@ -333,3 +333,61 @@ def test_turning_around_is_half_a_turn_and_asks_which_way():
 def test_around_after_a_verb_that_does_not_rotate_is_no_half_turn():
     p = CHAIR.propose("look around")
     assert p.call is None or p.call[1].get("angle_deg") is None, p
+
+
+@tool
+def go_to(room: Literal["kitchen", "cafeteria", "lab"]) -> str:
+    """Drive to a room."""
+    return "ok"
+
+
+@tool
+def treat(mix: Literal["fungicide", "foliar_feed"], bed: int) -> str:
+    """Spray a plant bed from one of the tanks.
+
+    Args:
+        mix: which tank.
+        bed: Bed number, 1 to 12.
+    """
+    return "ok"
+
+
+@tool
+def escort(destination: Literal["kitchen", "cafeteria", "lab"], guest: str = "") -> str:
+    """Guide a visitor to a room."""
+    return "ok"
+
+
+YARD = SchemaResolver([go_to, treat, escort])
+
+
+def test_a_light_verbs_object_that_is_a_value_names_its_tool():
+    # "do" says little; its object "a foliar feed" is a value only treat takes
+    p = YARD.propose("could you do a foliar feed on bed 8")
+    assert p.call == ("treat", {"mix": "foliar_feed", "bed": 8}) and p.clarify is None, p
+
+
+def test_a_value_outside_the_light_verbs_object_names_nothing_by_it():
+    # "take Priya to the cafeteria": Priya is the object; the room is where, and two tools go there
+    p = YARD.propose("take Priya to the cafeteria")
+    assert p.clarify is not None or not p.sure, p
+
+
+@pytest.mark.parametrize(
+    ("text", "expanded"),
+    [
+        ("the cafeteria's doing lasagne today", "the cafeteria is doing lasagne today"),
+        ("the kitchen's a mess", "the kitchen is a mess"),
+        ("go to the cafeteria's entrance", "go to the cafeterias entrance"),  # a possessive stays
+        ("let's go", "lets go"),
+    ],
+)
+def test_a_nouns_s_before_a_verb_or_determiner_is_is(text, expanded):
+    from edgevox.language.words import words
+
+    assert " ".join(words(text)) == expanded
+
+
+def test_a_statement_with_a_contracted_is_acts_on_nothing():
+    p = YARD.propose("the cafeteria's doing lasagne today")
+    assert p.call is None or p.clarify is not None, p
