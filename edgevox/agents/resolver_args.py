@@ -39,6 +39,7 @@ from edgevox.language.terms import (
 )
 from edgevox.language.units import Unit, convert, same_dimension, unit
 from edgevox.language.value_words import named_number
+from edgevox.language.words import has_seq
 
 QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
 """A quotation ("say \"dinner is ready\"") is a string value as it is."""
@@ -225,6 +226,10 @@ def extract_from(
                         way * convert(180, unit("degrees"), wanted), props[pname].get("type") == "integer"
                     )
                 continue
+            middle = _halfway(words, frame_param) if len(numeric) == 1 and not numbers else None
+            if middle is not None:  # "open the vents halfway": the middle of its scale
+                found[pname] = as_number(middle, (props[pname].get("type") or anyof_type(props[pname])) == "integer")
+                continue
             signs = frame_param.signs if frame_param is not None else None
             # "a *full* clean" where "full" is a value already taken: no end of a scale
             taken = {w for v in found.values() if isinstance(v, str) for w, _, _ in tokenize(v)}
@@ -357,6 +362,19 @@ def _verb_switches(text: str) -> bool | None:
         if v.particle or v.verb not in LIGHT_VERBS  # "do" is "finish" in one of its many senses
     } - {None}
     return next(iter(said)) if len(said) == 1 else None
+
+
+def _halfway(words: list[str], param: Any) -> float | None:
+    """ "halfway", "half way": the middle of a scale that starts at zero, between its documented
+    bounds or the end points its docstring names ("0 is fully closed and 100 is fully open");
+    None for a signed change or a scale with no known top."""
+    if param is None or not ("halfway" in words or has_seq(words, ("half", "way"))):
+        return None
+    ends = [v for v in (param.minimum, param.maximum) if v is not None] or list(param.number_names)
+    lo, hi = (min(ends), max(ends)) if len(ends) >= 2 else (None, None)
+    if lo != 0 or hi is None or param.signs is not None:
+        return None
+    return (lo + hi) / 2
 
 
 def _turns_around(text: str) -> bool:

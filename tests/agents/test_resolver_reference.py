@@ -391,3 +391,25 @@ def test_a_nouns_s_before_a_verb_or_determiner_is_is(text, expanded):
 def test_a_statement_with_a_contracted_is_acts_on_nothing():
     p = YARD.propose("the cafeteria's doing lasagne today")
     assert p.call is None or p.clarify is not None, p
+
+
+@tool
+def set_hatch(opening_percent: int) -> str:
+    """Open or close the hatch. 0 is shut and 100 is wide open."""
+    return "ok"
+
+
+@tool
+def nudge_hatch(degrees: float) -> str:
+    """Move the hatch by an angle. Positive opens it, negative closes it."""
+    return "ok"
+
+
+def test_halfway_is_the_middle_of_a_scale_from_zero():
+    p = SchemaResolver([set_hatch]).propose("open the hatch halfway")
+    assert p.call == ("set_hatch", {"opening_percent": 50}) and p.clarify is None, p
+
+
+def test_halfway_on_a_signed_change_says_no_value():
+    p = SchemaResolver([nudge_hatch]).propose("open the hatch halfway")
+    assert p.call is None or "degrees" not in p.call[1], p
