@@ -99,7 +99,13 @@ def model_at(root: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | 
 
 
 def dotted(path: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
+    """A key path as written ("stt.beam_size"); a key with a line break or another control
+    character shows it escaped, so the message stays one line."""
+    return ".".join(_printable(str(p)) for p in path) or "(top level)"
+
+
+def _printable(key: str) -> str:
+    return key if key.isprintable() else key.encode("unicode_escape").decode("ascii")
 
 
 def _data_path(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:

@@ -93,3 +93,9 @@ def test_any_value_at_any_key_of_a_real_config_loads_or_is_one_line(path, value)
     config = _loads_or_one_line(yaml.safe_dump(data), env={"X": "2"})
     if config is not None:
         assert all(math.isfinite(x) for x in _numbers(config.model_dump()))
+
+
+def test_a_key_with_a_line_break_is_reported_on_one_line():
+    # found by the property test above: an unknown key "\n" made a two-line message
+    text = yaml.safe_dump({"\n": None, "stt\tx": 1})
+    assert _loads_or_one_line(text) is None
