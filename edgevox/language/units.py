@@ -124,8 +124,10 @@ def _spoken(pint_name: str) -> str:
     words = pint_name.replace("degree_Celsius", "degree Celsius").replace("_", " ").split()
     if words and words[0] in _UNCOUNTABLE:
         return " ".join(words)
-    from lemminflect import getInflection
+    from lemminflect import getInflection, getLemma
 
+    if getLemma(words[0], upos="NOUN") not in ((words[0],), ()):
+        return " ".join(words)  # "revolutions per minute": already plural
     plural = getInflection(words[0], "NNS")
     return " ".join([plural[0] if plural else words[0] + "s", *words[1:]])
 
@@ -154,7 +156,12 @@ def same_dimension(said: Unit | None, wanted: Unit | None) -> bool:
 def parameter_unit(name: str, description: str = "") -> Unit | None:
     """The unit a parameter declares (see the module docstring for the rules)."""
     parts = [p for p in name.lower().split("_") if p]
-    if len(parts) > 1 and parts[-1] in SYMBOL_SUFFIXES:
+    if len(parts) > 2 and parts[-1] in SYMBOL_SUFFIXES and parts[-2] in SYMBOL_SUFFIXES:
+        top, bottom = unit(parts[-2]), unit(parts[-1])
+        rate = per(top, bottom) if top is not None and bottom is not None else None
+        if rate is not None:
+            return rate  # ``speed_m_s``: metres per second, not seconds
+    if parts and parts[-1] in SYMBOL_SUFFIXES and (len(parts) > 1 or unit(parts[-1]) is not None):
         found = unit(parts[-1])
         if found is not None:
             return found
@@ -162,6 +169,16 @@ def parameter_unit(name: str, description: str = "") -> Unit | None:
         if len(part) > 3 and (found := unit(part)) is not None:
             return found
     words = re.findall(r"[a-z%]+|\d", description.lower())
+    for i in range(1, len(words) - 1):
+        if (
+            words[i] in ("per", "a")
+            and (top := unit(words[i - 1])) is not None
+            and (bottom := unit(words[i + 1])) is not None
+        ):
+            if words[i] == "per" or bottom.dimension == "time":
+                rate = per(top, bottom)
+                if rate is not None:
+                    return rate  # "in revolutions per minute", "metres a second": a rate
     for i, word in enumerate(words):
         if len(word) <= 3 and word not in ("%",):
             continue

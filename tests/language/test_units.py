@@ -97,3 +97,16 @@ def test_units_beyond_a_human_scale_are_english_words(word):
 @pytest.mark.parametrize("word", ["millisecond", "second", "hour", "year", "mm", "metre", "km", "mile", "inch"])
 def test_units_of_a_human_scale_are_units(word):
     assert unit(word) is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "spoken"),
+    [
+        ("speed_m_s", "", "meters per second"),  # two unit symbols at the end of a name: a rate
+        ("rpm", "brush speed in revolutions per minute", "revolutions per minute"),  # a rate in words
+        ("speed", "in metres a second", "meters per second"),
+        ("timeout_s", "", "seconds"),
+    ],
+)
+def test_a_parameters_rate_is_read_from_its_name_or_its_words(name, description, spoken):
+    assert parameter_unit(name, description).spoken == spoken
