@@ -10,7 +10,7 @@ resolver reads it (``agents/resolver.py``).
 
 Not such questions: opinions and likes ("do you like cats?"), abilities ("can you sing?",
 "are you able to fly?"), identity ("are you a robot?"), greetings ("how are you?"), the past
-("were you cleaning yesterday?") and hypotheticals ("what would you do if ...").
+("were you cleaning yesterday?"), plans ("are you going to pick it up?") and hypotheticals ("what would you do if ...").
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def asks_robot_state(text: str) -> bool:
         if any(c.tag_ == "MD" for c in children) or any(c.lower_ == "how" for c in children):
             return False  # "can you ...", "would you ...", "how are you?"
         aux_be = [c for c in children if c.dep_ == "aux" and c.lemma_ == "be" and c.tag_ in PRESENT_BE]
+        if head.tag_ == "VBG" and aux_be and any(c.dep_ == "xcomp" for c in children):
+            return False  # "are you going to pick up the cup?": a plan ("be going to")
         if head.tag_ == "VBG" and aux_be:
             # "are you cleaning?", "are we rolling right now?"; not talk or thought
             return lexname(head.lemma_, "v") not in NOT_STATE_VERBS

@@ -37,6 +37,7 @@ def test_questions_about_its_present_state(text):
         "how are you?",  # a greeting
         "were you charging an hour ago?",  # the past
         "are you going to the dock later?",  # a plan
+        "are you going to pick up the cup?",  # "be going to": a plan
         "are you kidding me?",  # talk (WordNet's verb.communication), not a state
         "is the hallway clear?",  # about the world, not the robot
     ],
