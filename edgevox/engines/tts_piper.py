@@ -156,8 +156,15 @@ class PiperTTS:
         gain_db: float = DEFAULT_GAIN_DB,
         limiter: bool = True,
         volume: float = 1.0,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
     ) -> None:
         lo, hi = GAIN_DB_RANGE
+        for name, value in (("noise_scale", noise_scale), ("noise_w", noise_w)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 2
+            ):
+                raise ValueError(f"PiperTTS({name}={value!r}): must be a number from 0 to 2 (None: the voice's own)")
         if isinstance(gain_db, bool) or not isinstance(gain_db, (int, float)) or not lo <= gain_db <= hi:
             raise ValueError(f"PiperTTS(gain_db={gain_db!r}): must be a number of dB from {lo:g} to {hi:g}")
         # Piper's own linear `volume` (``tts.options: {volume: 0.5}`` in configs written before
@@ -197,8 +204,15 @@ class PiperTTS:
         """Where the voice runs: ``"cpu"`` or ``"cuda"`` (what the session got, not what was asked)."""
         self.num_threads = num_threads
         self._voice = piper.PiperVoice(session=_ShrinkingSession(session, ort), config=config)
+        # Piper's noise (``noise_scale``: the voice, ``noise_w``: phoneme lengths) varies every
+        # rendering of the same text; 0 renders it the same way each time.
         self._syn_config = SynthesisConfig(
-            speaker_id=speaker_id, length_scale=length_scale, normalize_audio=False, volume=_PIPER_VOLUME
+            speaker_id=speaker_id,
+            length_scale=length_scale,
+            noise_scale=noise_scale,
+            noise_w_scale=noise_w,
+            normalize_audio=False,
+            volume=_PIPER_VOLUME,
         )
         self.gain_db = float(gain_db)
         """Output gain in dB applied to every sentence alike."""

@@ -131,3 +131,22 @@ def test_pipers_own_volume_option_still_works_with_the_gain(piper_tts):
         from edgevox.engines.tts_piper import PiperTTS
 
         PiperTTS("piper-joe-medium", volume=0.0)
+
+
+def test_without_pipers_noise_a_text_is_rendered_the_same_every_time():
+    """``noise_scale``/``noise_w`` (Piper's own options, also through ``tts.options``): with the
+    voice's noise every rendering differs; at 0 they are identical (tests that need the same
+    audio every run use it)."""
+    from edgevox.engines.tts_piper import PiperTTS
+
+    def render(tts):
+        return np.concatenate(list(tts.synthesize("What time is it?")))
+
+    noisy = PiperTTS("piper-joe-medium")
+    assert not np.array_equal(render(noisy), render(noisy))
+    steady = PiperTTS("piper-joe-medium", noise_scale=0.0, noise_w=0.0)
+    first = render(steady)
+    assert all(np.array_equal(first, render(steady)) for _ in range(3))
+    for bad in (-0.1, 3.0, True, "0"):
+        with pytest.raises(ValueError, match="noise_scale"):
+            PiperTTS("piper-joe-medium", noise_scale=bad)
