@@ -59,7 +59,7 @@ from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM,
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
-from edgevox.language.state_question import asks_robot_state
+from edgevox.language.state_question import asks_advice, asks_robot_state
 from edgevox.language.terms import stem, tokenize
 from edgevox.language.words import WH_WORDS, words
 
@@ -149,6 +149,9 @@ class SchemaResolver:
             return Proposal(None, True, reason=f"{intent.kind}: {intent.reason}", intent=intent)
         if intent.kind == "question" and not intent.may_query:
             return Proposal(None, True, reason=f"a question: {intent.reason}", intent=intent)
+        if intent.kind == "question" and asks_advice(intent.clause):
+            # "what's a good salt rate for black ice?": advice, not what a report reads
+            return Proposal(None, True, reason="a question asking for advice: answered in words", intent=intent)
         parts = (
             [c.text for c in intent.clauses if c.kind == "command" or _hedge(c) or c.requested]
             if intent.kind == "command"

@@ -54,3 +54,19 @@ def asks_robot_state(text: str) -> bool:
                 c.lower_ == "where" or (c.dep_ in ("prep", "advmod") and c.tag_ in ("IN", "RP")) for c in children
             )
     return False
+
+
+EVALUATIVE = frozenset(("good", "best", "better", "ideal", "safe", "safest", "recommended", "optimal"))
+"""Adjectives of judgement: "a *good* salt rate", "the *best* speed" ask what is advisable ("right" is
+also a side: "the right-hand position")."""
+
+
+def asks_advice(text: str) -> bool:
+    """Whether a question asks for advice, not for a reading: an evaluative adjective on the
+    noun asked about ("what's a good salt rate for black ice?", "what is the best speed for wet
+    floors?") or "should" ("how fast should I drive?"). It is answered in words, never from a
+    report of the robot's own state."""
+    doc = parse(text)
+    if any(t.lower_ == "should" and t.tag_ == "MD" for t in doc):
+        return True
+    return any(t.dep_ == "amod" and t.lower_ in EVALUATIVE and t.head.pos_ == "NOUN" for t in doc)

@@ -77,3 +77,24 @@ def test_with_two_reports_a_state_question_picks_none_by_guessing():
 def test_small_talk_reads_nothing():
     p = SchemaResolver([report, drive]).propose("do you like cats?")
     assert p.call is None, p
+
+
+@pytest.mark.parametrize(
+    ("text", "advice"),
+    [
+        ("what's a good speed for wet floors?", True),  # a judgement on the noun asked about
+        ("what is the best route at night?", True),
+        ("how fast should I drive?", True),  # "should": what is advisable
+        ("what is your battery level?", False),
+        ("what speed are you going?", False),
+    ],
+)
+def test_a_question_asking_for_advice(text, advice):
+    from edgevox.language.state_question import asks_advice
+
+    assert asks_advice(text) is advice
+
+
+def test_advice_is_answered_in_words_never_from_a_report():
+    p = SchemaResolver([report, drive]).propose("what's a good battery level for the night?")
+    assert p.call is None, p
