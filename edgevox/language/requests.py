@@ -16,6 +16,7 @@ action than "take", and "turn off" another than "turn".
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -108,8 +109,11 @@ class RequestFrame:
         return bool(self.verbs) and not self.noun_opening
 
 
+@functools.lru_cache(maxsize=1024)
 def read_request(text: str) -> RequestFrame:
-    """The verbs, nouns and words of one command clause."""
+    """The verbs, nouns and words of one command clause. Cached (a frame is immutable): the
+    resolver reads the same clause once per tool it weighs (``resolver_args``: switching verbs,
+    "turn around", a verb that names a parameter)."""
     doc = parse(text)
     toks = [t for t in doc if not t.is_punct]
     verbs: list[Phrase] = []
