@@ -58,10 +58,10 @@ from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
-from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction, read_request, strip_conjunction
+from edgevox.language.requests import RequestFrame, is_direction, read_request, strip_conjunction
 from edgevox.language.state_question import asks_advice, asks_robot_state
 from edgevox.language.terms import stem, tokenize
-from edgevox.language.words import WH_WORDS, words
+from edgevox.language.words import LIGHT_VERBS, WH_WORDS, words
 
 
 def is_statement(text: str) -> bool:
@@ -532,6 +532,18 @@ class SchemaResolver:
                 other = given[0]
                 question = f"Did you mean {self.describe(other, found[other])}?"
                 return proposal((other, found[other]), True, [other, best], "a value only another tool takes", question)
+        if not entry.tool.parameters.get("properties") and not query_only:
+            # "go back to the front desk": a return takes no place, and the place said is a
+            # value another tool takes; that tool was likely meant. Asked, not run.
+            given = [
+                n
+                for n in ranked
+                if n != best and not missing[n] and not problems[n] and self._value_said_whole(found[n], tokens)
+            ]
+            if given:  # the best ranked of them ("walk to", over "guide the visitor")
+                other = given[0]
+                question = f"Did you mean {self.describe(other, found[other])}?"
+                return proposal((other, found[other]), True, [other, best], "a value only another tool takes", question)
         if asked is not None:
             return proposal(call, True, candidates, *asked)
         if missing[best]:
@@ -564,6 +576,16 @@ class SchemaResolver:
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
+
+    @staticmethod
+    def _value_said_whole(given: dict[str, Any], tokens: list[tuple[str, int, int]]) -> bool:
+        """A word value given, each of its words said ("the *pharmacy*", "the *front desk*"; not
+        "the charging *station*" for "nurses station")."""
+        said = {stem(w) for w, _, _ in tokens}
+        return any(
+            isinstance(v, str) and (ws := {stem(w) for w, _, _ in tokenize(v.replace("_", " "))}) and ws <= said
+            for v in given.values()
+        )
 
     def _value_question(
         self,

@@ -24,7 +24,7 @@ from edgevox.agents.tools import Tool
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.lexicon import Relation, adjective_of, known, relation, switch_polarity
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
-from edgevox.language.requests import HALF_TURN_PARTICLES, LIGHT_VERBS, intensifier, object_phrase, read_request
+from edgevox.language.requests import HALF_TURN_PARTICLES, intensifier, object_phrase, read_request
 from edgevox.language.terms import (
     DIRECTION_STEMS,
     DIRECTIONS,
@@ -39,7 +39,7 @@ from edgevox.language.terms import (
 )
 from edgevox.language.units import Unit, convert, same_dimension, unit
 from edgevox.language.value_words import named_number
-from edgevox.language.words import has_seq
+from edgevox.language.words import LIGHT_VERBS, has_seq
 
 QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
 """A quotation ("say \"dinner is ready\"") is a string value as it is."""

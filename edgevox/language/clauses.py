@@ -16,6 +16,7 @@ from typing import Any, Literal
 from edgevox.language.frames import READING_VERBS
 from edgevox.language.lexicon import informs, known
 from edgevox.language.nlp import parse, pipeline
+from edgevox.language.requests import addressee
 from edgevox.language.units import unit
 from edgevox.language.words import (
     ABILITY_MARKERS,
@@ -251,12 +252,10 @@ LIGHT_READING_VERBS = frozenset("get show is has".split())
 
 
 def is_vocative(text: str) -> bool:
-    """A clause that is one name beside others ("follow me, Rex", "Rex, sit"): the one spoken
-    to, no request (alone, "Kitchen." may answer a question)."""
-    if len(words(text)) != 1:
-        return False
-    toks = [t for t in parse(text) if not t.is_punct]
-    return len(toks) == 1 and toks[0].pos_ == "PROPN" and toks[0].text[:1].isupper()
+    """A clause that only addresses someone, beside others ("follow me, Rex", "Rex, sit",
+    "alright mate, park yourself"): the one spoken to, no request (alone, "Kitchen." may
+    answer a question)."""
+    return bool(addressee([t for t in parse(text) if not t.is_punct]))
 
 
 def _question_tag(ws: list[str]) -> bool:

@@ -46,7 +46,7 @@ from edgevox.language.terms import (
 )
 from edgevox.language.units import Unit, parameter_unit
 from edgevox.language.value_words import number_names, number_words, value_words
-from edgevox.language.words import can_be_base_verb
+from edgevox.language.words import LIGHT_VERBS, can_be_base_verb
 
 READING_VERBS = frozenset("get read report check query list show measure count describe is has".split())
 """Verbs that name a tool which only reads the world ("get_battery", "Report the position")."""
@@ -204,9 +204,11 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
         for v in doc_verbs:
             if v.verb in rest and not v.particle and v.verb in own_objects:
                 # "pan_tilt": "Pan and/or *tilt* the camera head" - a word of the name that the
-                # summary uses as a verb is one of the tool's own verbs, not its object
-                own_objects.discard(v.verb)
-                objects.discard(v.verb)
+                # summary uses as a verb is one of the tool's own verbs, not its object; after a
+                # light verb it is both ("set_zoom": "*Zoom* the lens"; "set the zoom")
+                if not (verbs and verbs[0].verb in LIGHT_VERBS):
+                    own_objects.discard(v.verb)
+                    objects.discard(v.verb)
                 verbs.append(Phrase(v.verb, "", True))
         for k, v in enumerate(doc_verbs):
             # The summary's main verb says what the tool does, as its name does, and so do the

@@ -181,6 +181,15 @@ def nominalizations(verb: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@functools.lru_cache(maxsize=8192)
+def kind_of(verb: str, general: str) -> bool:
+    """The most frequent sense of ``verb`` is a kind of ``general`` (WordNet: "walk", "fly"
+    and "ride" are ways to travel, whose lemmas include "go"); a verb's other senses do not
+    count ("drive" is first to operate a vehicle)."""
+    senses = _senses(verb, "v")
+    return bool(senses) and any(general.replace(" ", "_") in h.lemma_names() for h in senses[0].hypernyms())
+
+
 GENUS_MAX_SENSES = 12
 """A verb of more senses ("take": 42, "set": 25) has no one genus worth trusting."""
 

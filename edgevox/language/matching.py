@@ -31,6 +31,7 @@ from edgevox.language.frames import Phrase, ToolFrame, noun_lemma
 from edgevox.language.lexicon import (
     Relation,
     genus,
+    kind_of,
     near_in_frequent_senses,
     nominalizations,
     relation,
@@ -38,8 +39,9 @@ from edgevox.language.lexicon import (
 )
 from edgevox.language.nlp import parse
 from edgevox.language.phrasal import PARTICLES, PREPOSITIONS
-from edgevox.language.requests import LIGHT_VERBS, RequestFrame, is_direction
+from edgevox.language.requests import RequestFrame, is_direction
 from edgevox.language.terms import stem
+from edgevox.language.words import LIGHT_VERBS
 
 EXACT = 3.0
 OTHER_VERB = 2.5
@@ -202,6 +204,8 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     said_light = rp.verb in LIGHT_VERBS and not rp.particle
     if rel >= Relation.SYNONYM:
         return (NEAR, False) if light or said_light else (SYNONYM, False)  # "turn" ~ "change": a light verb's sense
+    if rel == Relation.NEAR and said_light and kind_of(tp.verb, rp.verb):
+        return NEAR, False  # "go to the front desk" for ``walk_to``: walking is a way to go
     if rel == Relation.NEAR and not said_light:
         if not near_in_frequent_senses(rp.text, tp.text, "v") and not genus(rp.text) & {tp.text, tp.verb}:
             return RARE_NEAR, False  # near only in a rare sense ("snap" ~ "move"): asked, never acted on

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from edgevox.language.lexicon import Relation, relation
 from edgevox.language.units import Unit, per, unit
 
 UNITS = {
@@ -71,6 +72,20 @@ ZERO_DIGIT = "oh"
 """Zero only between digits of one number ("one oh five"), else an interjection."""
 FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
 COUNTS = {"couple": 2, "dozen": 12}
+ORDINALS = {
+    **{
+        w: v
+        for w, v in zip("first second third fourth fifth sixth seventh eighth ninth".split(), range(1, 10), strict=True)
+    },
+    **{w: v for w, v in zip("tenth eleventh twelfth".split(), range(10, 13), strict=True)},
+    **{f"{w[:-1] if w.endswith('t') else w}th": v for w, v in UNITS.items() if 13 <= v <= 19},
+    **{f"{w[:-1]}ieth": v for w, v in TENS.items() if w != "fourty"},
+}
+"""Ordinal words: a place in an order ("the *fourth* drawer", "the *third* floor")."""
+DEFINITE = frozenset("the my your our its his her their this that".split())
+"""A definite determiner: after it an ordinal names one thing of a row ("*the* third floor");
+"a third", "one third" are fractions."""
+_ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 MULTIPLICATIVES = {"once": 1, "twice": 2, "thrice": 3}
 """Adverbs of how many times ("sound the horn *twice*"): a count."""
 _DIGITS_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -160,6 +175,27 @@ def _digit_run(tokens: list[str], i: int) -> list[str]:
     return out
 
 
+def _ordinal(tokens: list[str], i: int) -> tuple[float, int] | None:
+    """An ordinal as a number ("the *fourth* drawer" -> 4, "the *twenty first* floor" -> 21,
+    "bed *3rd*" -> 3): said after a definite determiner (else "a third" is a fraction and
+    "first, lower the arm" an order of steps), or written with its suffix. Not before a unit:
+    "the first metre" is a stretch of the way, not a number of metres."""
+    t = tokens[i]
+    if (m := _ORDINAL_RE.match(t)) is not None:
+        return float(m.group(1)), i + 1
+    if i == 0 or tokens[i - 1] not in DEFINITE:
+        return None
+    value, end = 0, i
+    if t in TENS and i + 1 < len(tokens) and ORDINALS.get(tokens[i + 1], 10) < 10:
+        value, end = TENS[t], i + 1  # "the twenty *first*"
+    if tokens[end] not in ORDINALS:
+        return None
+    value += ORDINALS[tokens[end]]
+    if end + 1 < len(tokens) and _unit_word(tokens[end + 1]) is not None:
+        return None
+    return float(value), end + 1
+
+
 METRE_WORDS = frozenset("metre metres meter meters".split())
 
 
@@ -185,6 +221,8 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             value, end = parsed
         elif t in ("a", "an") and i + 1 < n and _unit_word(tokens[i + 1]) is not None:
             value, end = 1.0, i + 1  # "an hour", "a meter": one of the unit
+        elif (ordinal := _ordinal(tokens, i)) is not None:
+            value, end = ordinal
         elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in FRACTIONS:
             value, end = FRACTIONS[tokens[i + 1]], i + 2  # "a half", "a quarter"
         elif t in FRACTIONS:
@@ -292,9 +330,12 @@ def as_number(value: float, integer: bool = False) -> float | int:
     return value
 
 
-MAXIMUM_WORDS = frozenset("max maximum full fully highest biggest largest widest furthest farthest most top".split())
+MAXIMUM_WORDS = frozenset("max maximum full highest biggest largest widest furthest farthest most top".split())
 MINIMUM_WORDS = frozenset("min minimum lowest smallest narrowest least bottom".split())
 ALL_THE_WAY = ("all", "the", "way")
+COMPLETELY = frozenset("fully completely entirely totally wholly".split())
+"""Adverbs of degree that say an act is done to its end ("shut the vents *completely*"): the end
+of the scale the verb's direction goes to, as "all the way" says."""
 INCREASING = frozenset("up in higher more right open wider bigger louder faster forward".split())
 DECREASING = frozenset("down out lower less left close narrower smaller quieter slower back".split())
 
@@ -315,14 +356,18 @@ def extreme(tokens: list[str], signs: Any = None) -> int | None:
                 direction = direction or sign
             elif w in INCREASING or w in DECREASING:
                 return None  # "turn it up all the way" is no rotation of a left/right turn
-        elif w in INCREASING:
+        elif w in INCREASING or _opens(w) is True:
             direction = direction or 1
-        elif w in DECREASING:
+        elif w in DECREASING or _opens(w) is False:
             direction = direction or -1
-    said_extent = _has(words, ALL_THE_WAY) or (
-        _has(words, ("as",))
-        and any(w in ("far", "much", "wide", "high", "low") for w in words)
-        and any(w in ("go", "goes", "can", "possible") for w in words)
+    said_extent = (
+        _has(words, ALL_THE_WAY)
+        or any(w in COMPLETELY for w in words)
+        or (
+            _has(words, ("as",))
+            and any(w in ("far", "much", "wide", "high", "low") for w in words)
+            and any(w in ("go", "goes", "can", "possible") for w in words)
+        )
     )
     if any(w in MAXIMUM_WORDS for w in words):
         return -1 if any(w in ("down",) for w in words) and said_extent else 1
@@ -330,6 +375,17 @@ def extreme(tokens: list[str], signs: Any = None) -> int | None:
         return -1
     if said_extent:
         return direction or (1 if any(w in ("wide", "high", "far") for w in words) else None)
+    return None
+
+
+def _opens(word: str) -> bool | None:
+    """True for a verb that means "open" in one of its senses, False for one that means
+    "close" ("shut"), None for others (WordNet synonyms)."""
+    if word in INCREASING or word in DECREASING or not word.isalpha():
+        return None
+    for verb, opening in (("open", True), ("close", False)):
+        if relation(word, verb, "v") == Relation.SYNONYM:
+            return opening
     return None
 
 

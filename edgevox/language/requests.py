@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgevox.language.frames import WH_ATTRIBUTES, Phrase, noun_lemma
-from edgevox.language.lexicon import attribute_nouns, base_form, known
+from edgevox.language.lexicon import attribute_nouns, base_form, known, lexname
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.phrasal import PARTICLES, verb_particles
@@ -35,9 +35,6 @@ from edgevox.language.words import lemmas as readings
 CARRIER_VERBS = WANT_VERBS | WISH_VERBS | frozenset("let try mind help would could can will please be".split())
 """Verbs that carry a request ("I want you to ...", "let's ...", "would you mind ..."): the
 action is the verb they govern."""
-LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring".split())
-"""English light verbs: they carry little meaning of their own ("*set* the volume", "*take* a
-photo"); their object or particle says what is done."""
 HALF_TURN_PARTICLES = frozenset(("around", "round", "about"))
 """Particles of a turn that ends facing the other way ("turn *around*", "spin round")."""
 ASPECTUAL_VERBS = frozenset("start begin commence keep continue resume".split())
@@ -119,7 +116,10 @@ def read_request(text: str) -> RequestFrame:
     verbs: list[Phrase] = []
     nouns: set[str] = set()
     noun_opening = False
-    content = [t for t in toks if t.lower_.replace("'", "") not in FILLERS and t.pos_ != "INTJ"]
+    addressed = _addressee(doc)
+    content = [
+        t for t in toks if t.lower_.replace("'", "") not in FILLERS and t.pos_ != "INTJ" and t.i not in addressed
+    ]
     # A command opens with its verb ("lower the arm", "back up"); the tagger sometimes reads an
     # imperative as a noun or an adjective there.
     opening = next((t for t in content if t.lower_ not in CARRIER_VERBS and t.pos_ not in ("PRON", "AUX")), None)
@@ -161,6 +161,13 @@ def read_request(text: str) -> RequestFrame:
                 # "head *over* to dock two": a path, the verb is "head"; "turn *around*": a
                 # turning that ends facing the other way, still a turn
                 phrases.append(Phrase(base))
+            if particles and particles[-1] == "back" and _place_follows(toks, i, "back"):
+                # "head *back* to the dock", "park yourself *back* at the dock": "back" before a
+                # place says where to, the verb stays bare; a verb of motion so said is a return
+                # (WordNet's return.v.01: "go or come back to a place")
+                phrases.append(Phrase(base))
+                if lexname(base, "v") == "verb.motion":
+                    phrases.append(Phrase("return"))
             if is_direction(base):
                 phrases.append(Phrase("move"))  # "back up", "back off": a move in that direction
             for phrase in phrases:
@@ -202,6 +209,17 @@ def _path_particle(toks: list, i: int, particle: str) -> bool:
                 amount = find_numbers(rest)  # "up to a metre and a half", "down to a quarter"
                 return not (amount and amount[0].start == 0)
             return is_direction(nxt)
+    return False
+
+
+PLACE_PREPOSITIONS = frozenset("to at in into onto towards toward home".split())
+
+
+def _place_follows(toks: list, i: int, particle: str) -> bool:
+    """A place is said right after the particle ("back *to the dock*", "back *home*")."""
+    for k in range(i + 1, min(i + 6, len(toks) - 1)):
+        if toks[k].lower_ == particle:
+            return toks[k + 1].lower_ in PLACE_PREPOSITIONS
     return False
 
 
@@ -248,6 +266,31 @@ def object_phrase(text: str) -> str | None:
     return None
 
 
+def _addressee(doc: Any) -> frozenset[int]:
+    """The one spoken to, set off by a comma before the command ("alright *mate*, park
+    yourself", "*Rex*, sit"), when a verb follows the comma. Its words are no verb of the
+    request."""
+    comma = next((t.i for t in doc if t.text == ","), None)
+    if comma is None or not any(t.pos_ in ("VERB", "AUX") for t in doc[comma + 1 :]):
+        return frozenset()
+    return addressee(list(doc[:comma]))
+
+
+def addressee(toks: list[Any]) -> frozenset[int]:
+    """The positions of a name or a word for a person said alone, with fillers, interjections
+    or a determiner around it ("Rex", "alright mate", "hey buddy", "my friend"): a form of
+    address (WordNet's class noun.person, or a capitalised proper noun), not a request."""
+    content = [t for t in toks if t.pos_ not in ("INTJ", "PUNCT") and t.lower_ not in FILLERS]
+    if not content or content[-1].pos_ not in ("NOUN", "PROPN"):
+        return frozenset()
+    if any(t.pos_ not in ("DET", "PRON") for t in content[:-1]):
+        return frozenset()
+    name = content[-1]
+    if (name.pos_ == "PROPN" and name.text[:1].isupper()) or lexname(name.lower_, "n") == "noun.person":
+        return frozenset(t.i for t in content)
+    return frozenset()
+
+
 def _vocative(doc: Any, t: Any) -> bool:
     """A noun phrase set off by a comma at the end or the start of the request ("follow me,
     Rex", "Rex, sit"): the one spoken to."""
@@ -286,15 +329,24 @@ def has_subject(text: str) -> bool:
     return any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.head.dep_ in ("ROOT", "conj") for t in parse(text))
 
 
+SERIAL_VERBS = frozenset(("go", "come"))
+"""Verbs of motion that take a bare verb right after them ("*go* park yourself", "*come* see
+this"): the second verb says the act, the first the motion to it."""
+
+
+def _serial(verb: Any) -> bool:
+    return verb.tag_ == "VB" and verb.i == verb.head.i + 1 and verb.head.lemma_.lower() in SERIAL_VERBS
+
+
 def _asked_for(verb: Any) -> bool:
     """The verb is what the clause asks for: its main verb, a verb coordinated with it ("go and
-    *get* the cup"), or the complement of a verb that carries a request ("I want you to *land*",
+    *get* the cup", "go *park*"), or the complement of a verb that carries a request ("I want you to *land*",
     "try to *turn*"); not the complement of another verb ("hold off on *going*")."""
     head = verb
     while True:
         if head.dep_ == "ROOT":
             return True
-        if head.dep_ == "conj":
+        if head.dep_ == "conj" or _serial(head):
             head = head.head
             continue
         if head.dep_ in ("xcomp", "ccomp") and (

@@ -14,6 +14,10 @@ import re
 from edgevox.language.numbers import TENS, UNITS
 from edgevox.language.units import unit
 
+LIGHT_VERBS = frozenset("set get do make take go put have give change keep bring".split())
+"""English light verbs: they carry little meaning of their own ("*set* the volume", "*take* a
+photo"); their object or particle says what is done."""
+
 # -- closed-class word tables (apostrophes are removed: "don't" -> "dont") ------------------
 
 DISCOURSE = frozenset("oh uh um umm uhm er erm hmm ah ahh well okay ok alright hey so now just yes yeah".split())

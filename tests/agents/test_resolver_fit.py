@@ -228,7 +228,7 @@ def test_a_particle_before_a_destination_is_the_path_not_a_phrasal_verb():
     from edgevox.language.requests import read_request
 
     assert "head" in [v.text for v in read_request("head over to dock two").verbs]
-    assert [v.text for v in read_request("come on back home").verbs] == ["come on", "come back"]
+    assert [v.text for v in read_request("come on back home").verbs] == ["come on", "come back", "come", "return"]
 
 
 def test_right_before_an_adverb_of_time_or_place_is_no_direction():

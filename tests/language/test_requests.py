@@ -10,7 +10,11 @@ VERBS = [
     ("could you please take off", ["take off"]),
     ("back up half a metre", ["back up", "move"]),  # a direction said as a verb is a move
     ("turn the lights off", ["turn off"]),  # a particle after the object
-    ("come on back home", ["come on", "come back"]),
+    ("come on back home", ["come on", "come back", "come", "return"]),  # "back" before a place: a return
+    ("head back to your charger", ["head back", "head", "return"]),
+    ("park yourself back at the dock", ["park back", "park"]),  # no verb of motion: no return
+    ("go wash the atrium glass", ["go", "wash"]),  # "go" + a bare verb: that verb is the act
+    ("alright mate, park yourself", ["park"]),  # the one spoken to is no verb
     ("pan left 20 degrees", ["pan"]),  # "left" is a direction, not a form of "leave"
     ("I want you to land now", ["land"]),  # "want" carries the request
     ("lower the arm by five centimetres", ["lower"]),  # an imperative the tagger may read as an adjective
