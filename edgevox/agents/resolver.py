@@ -39,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from edgevox.agents.resolver_args import (
-    QUOTED,
     WHICH_WAY,
     Extraction,
     ToolIndex,
@@ -52,6 +51,7 @@ from edgevox.agents.resolver_args import (
     named_numbers,
 )
 from edgevox.agents.tools import Tool
+from edgevox.language.clauses import QUOTED
 from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.lexicon import base_form, known, switch_polarity
@@ -196,8 +196,8 @@ class SchemaResolver:
         ("stop, stop!") is said once. When every part is a sure call, the plan runs; when some
         part names a tool but is unsure of it, the whole plan is asked about ("Did you mean fly
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
-        about, saying what waits; a part that names no tool is said to be impossible. Nothing
-        runs until every part is clear. A part that asks to be told something (``questions``:
+        about, saying what waits; a part that names no tool is said to be impossible, and the
+        parts that are clear are offered without it. Nothing runs until every part is clear. A part that asks to be told something (``questions``:
         "check the moisture in bed twelve, then water it") is read as a question is, so a
         reading tool answers it."""
         parts = self._serial_verbs(self._attach_afterthoughts(parts))
@@ -210,6 +210,10 @@ class SchemaResolver:
             done = [q.call for q, _ in proposals[:i] if q.call is not None]
             self._refer_back(p, text, done)
             if p.call is None:
+                # the parts it can do, before and after it, are offered in order when each is clear
+                after = [q for q, _ in proposals[i + 1 :]]
+                if after and all(q.call is not None and q.sure and q.clarify is None and not q.plan for q in after):
+                    done = done + [q.call for q in after if q.call is not None]
                 before = " and ".join(self.describe(*c) for c in done)
                 question = f"I can't do '{text}'." + (f" Should I just {before}?" if before else "")
                 partial = Proposal(
@@ -394,7 +398,10 @@ class SchemaResolver:
         # A direction said with a number rules out tools that cannot go that way, when some tool can.
         in_names = named_numbers([w for w, _, _ in tokens], self._index)  # "dock 2": a name, no amount
         numbers_said = len(find_numbers([w for w, _, _ in tokens])) > len(in_names)
-        takers = {e.tool.name for e in self._index if _takes_directions(e.frame, request)} if numbers_said else set()
+        cued = self._cued(request)
+        takers = (
+            {e.tool.name for e in self._index if _takes_directions(e.frame, request, cued)} if numbers_said else set()
+        )
         for entry in self._index:
             if query_only and not entry.query:
                 continue
@@ -538,7 +545,7 @@ class SchemaResolver:
             given = [
                 n
                 for n in ranked
-                if n != best and not missing[n] and not problems[n] and self._value_said_whole(found[n], tokens)
+                if n != best and not missing[n] and not problems[n] and self._choice_said_whole(n, found[n], tokens)
             ]
             if given:  # the best ranked of them ("walk to", over "guide the visitor")
                 other = given[0]
@@ -577,15 +584,18 @@ class SchemaResolver:
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
 
-    @staticmethod
-    def _value_said_whole(given: dict[str, Any], tokens: list[tuple[str, int, int]]) -> bool:
-        """A word value given, each of its words said ("the *pharmacy*", "the *front desk*"; not
-        "the charging *station*" for "nurses station")."""
+    def _choice_said_whole(self, name: str, given: dict[str, Any], tokens: list[tuple[str, int, int]]) -> bool:
+        """One of the tool's choices given, each of its words said ("the *pharmacy*", "the
+        *front desk*"; not "the charging *station*" for "nurses station"; a free text is no
+        choice)."""
         said = {stem(w) for w, _, _ in tokens}
-        return any(
-            isinstance(v, str) and (ws := {stem(w) for w, _, _ in tokenize(v.replace("_", " "))}) and ws <= said
-            for v in given.values()
-        )
+        frame = self._entry(name).frame
+        for pname, v in given.items():
+            param = frame.param(pname)
+            if isinstance(v, str) and param is not None and param.values:
+                if {stem(w) for w, _, _ in tokenize(v.replace("_", " "))} <= said:
+                    return True
+        return False
 
     def _value_question(
         self,
@@ -632,6 +642,12 @@ class SchemaResolver:
         p.open_question = True
         return p
 
+    def _cued(self, request: RequestFrame) -> set[str]:
+        """Words said that are no general direction, which a tool's sign convention names as
+        one ("to *starboard*": "Positive turns to starboard")."""
+        cues = {c for e in self._index for c in e.frame.sign_cues}
+        return {stem(w) for w in request.words if not is_direction(w)} & cues
+
     def _only_fit(
         self, names: list[str], request: RequestFrame, in_unit: dict[str, int], value_hits: dict[str, int]
     ) -> str | None:
@@ -639,14 +655,15 @@ class SchemaResolver:
         said with one ("nudge it down five degrees": the tilt, not the left/right pan); with no
         direction said, the one tool a value of whose choices is said ("switch to stripes":
         the mowing pattern). None when no tool or several fit."""
-        said = {stem(d) for d in request.directions}
+        said = {stem(d) for d in request.directions} | self._cued(request)
         if not request.verbs:
             return None
         if said:
             fits = [
                 n
                 for n in names
-                if said <= self._entry(n).frame.directions and (in_unit[n] > 0 or not any(in_unit.values()))
+                if said <= self._entry(n).frame.directions | self._entry(n).frame.sign_cues
+                and (in_unit[n] > 0 or not any(in_unit.values()))
             ]
         else:  # a verb besides the value ("rock, please" says only the value)
             fits = [n for n in names if value_hits[n] > 0 and self._verb_besides_values(n, request)]
@@ -822,11 +839,13 @@ def _other_particle(request: RequestFrame, frame: ToolFrame) -> bool:
     )
 
 
-def _takes_directions(frame: ToolFrame, request: RequestFrame) -> bool:
+def _takes_directions(frame: ToolFrame, request: RequestFrame, cued: set[str]) -> bool:
     """Every direction the request says is one the tool understands (its parameters or its
-    docstring: ``ToolFrame.understood_directions``). "Up" and "down" also mean more and less of
-    any scale ("crank the volume up"): they rule no tool out."""
-    return {stem(d) for d in request.directions if d not in ("up", "down")} <= frame.understood_directions
+    docstring: ``ToolFrame.understood_directions``), and so is every word said that some tool's
+    sign convention names as a direction (``cued``: "starboard"). "Up" and "down" also mean more
+    and less of any scale ("crank the volume up"): they rule no tool out."""
+    said = {stem(d) for d in request.directions if d not in ("up", "down")} | cued
+    return said <= frame.understood_directions | frame.sign_cues
 
 
 def _hedge(clause: Any) -> bool:

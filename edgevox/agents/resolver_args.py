@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edgevox.agents.tools import Tool
+from edgevox.language.clauses import QUOTED
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.lexicon import Relation, adjective_of, known, relation, switch_polarity
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
@@ -41,8 +42,6 @@ from edgevox.language.units import Unit, convert, same_dimension, unit
 from edgevox.language.value_words import named_number
 from edgevox.language.words import LIGHT_VERBS, has_seq
 
-QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
-"""A quotation ("say \"dinner is ready\"") is a string value as it is."""
 INDEFINITES = frozenset("something anything everything stuff whatever it that this them".split())
 """Words that name nothing in particular: never a string value ("say something")."""
 WHICH_WAY = "no direction said:"
@@ -324,6 +323,7 @@ def extract_from(
             continue
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
+            hits += bool(quoted)  # a text in quotation marks is given as clearly as a number
     for pname in t.required:
         # "dim the lights to forty percent": a level above zero set on a device that is
         # switched means the device is on (a level of zero says nothing: "off" or "dark"?).

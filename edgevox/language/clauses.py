@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from edgevox.language.frames import READING_VERBS
+from edgevox.language.frames import LIGHT_READING_VERBS, READING_VERBS
 from edgevox.language.lexicon import informs, known
 from edgevox.language.nlp import parse, pipeline
 from edgevox.language.requests import addressee
@@ -247,10 +247,6 @@ def _interjection(ws: list[str]) -> bool:
 INDEFINITES = frozenset("a an another some any".split())
 
 
-LIGHT_READING_VERBS = frozenset("get show is has".split())
-"""Reading verbs of tool names that also ask for acts ("get the cup", "show me the kitchen")."""
-
-
 def is_vocative(text: str) -> bool:
     """A clause that only addresses someone, beside others ("follow me, Rex", "Rex, sit",
     "alright mate, park yourself"): the one spoken to, no request (alone, "Kitchen." may
@@ -371,6 +367,7 @@ def _noun_subject(ws: list[str]) -> bool:
         len(ws) > 3
         and "NOUN" in lemmas(ws[0])
         and "NOUN" in lemmas(ws[1])
+        and ws[1] not in DETERMINERS  # "turn *your* head 30 degrees": a possessive opens an object
         and not can_be_base_verb(ws[1])
         and can_be_verb(ws[2])
         and (ws[3] in DETERMINERS or ws[3] in FREQUENCY_ADVERBS or ws[3].isdigit())
@@ -405,9 +402,15 @@ def bare_negation(text: str) -> bool:
     return bool(ws) and all(w in NEGATORS or w in BARE_NEGATION_FILLER or w in DISCOURSE for w in ws)
 
 
+QUOTED = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]+)[\"\u201c\u201d]")
+"""A text in quotation marks: what the user gives to be said or shown."""
+
+
 def classify_clause(text: str) -> Clause:
-    """The kind of one clause (rules 2-5; conditions are judged on the whole utterance)."""
-    raw = words(text)
+    """The kind of one clause (rules 2-5; conditions are judged on the whole utterance). A
+    quoted text is one object of the clause ("put *"Lunch is served"* on your screen" is put
+    *it* on the screen): its own verbs are not the clause's."""
+    raw = words(QUOTED.sub(" it ", text))
     ws = _strip_opening(raw)
     for seq in DOUBLE_NEGATIONS:
         if tuple(ws[: len(seq)]) == seq:  # "don't forget to turn off the lights" -> "turn off the lights"

@@ -1,4 +1,6 @@
-"""How a tool is read from its author's own code: a :class:`ToolFrame`.
+"""How a tool is read from its author's own code: a :class:`ToolFrame`. (Over 420 lines because
+the name, the docstring and the schema are read together: each reading needs the others, such as
+a word of the name that the summary uses as a verb, or which parameter a sign sentence is about.)
 
 A frame is what a request must say to call the tool, read only from the function name, its
 docstring and its JSON schema (never from example sentences):
@@ -50,6 +52,8 @@ from edgevox.language.words import LIGHT_VERBS, can_be_base_verb
 
 READING_VERBS = frozenset("get read report check query list show measure count describe is has".split())
 """Verbs that name a tool which only reads the world ("get_battery", "Report the position")."""
+LIGHT_READING_VERBS = frozenset("get show is has".split())
+"""Reading verbs of tool names that also ask for acts ("get the cup", "show me the kitchen")."""
 QUESTION_WORDS = frozenset("where what which how when who".split())
 """A tool named with a question word ("where_am_i", "what_time") answers that question."""
 NUMERIC = ("number", "integer")
@@ -231,6 +235,8 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
                 objects |= WH_ATTRIBUTES[t.lower_]  # "Report *where* it is": it answers "where are you?"
     required = set(parameters.get("required", []))
     props = dict(parameters.get("properties", {}))
+    if reads and words and words[0] in LIGHT_READING_VERBS and _given_object(own_objects, props, required):
+        reads = False  # "show_message(message)": it shows the text it is given, an act
     function_signs = sign_rule(description)
     target = _sign_target(description, props, required) if function_signs is not None else None
     # Bounds written in the function docstring ("the head can only go between -30 and 90")
@@ -259,6 +265,17 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
         drastic,
         tuple(words),
         frozenset(own_objects),
+    )
+
+
+def _given_object(own_objects: set[str], props: Mapping[str, Any], required: set[str]) -> bool:
+    """A required free text is the object the name names ("show_*message*(message)")."""
+    return any(
+        p in required
+        and props[p].get("type") == "string"
+        and not enum_values(props[p])
+        and noun_lemma(p) in own_objects
+        for p in props
     )
 
 

@@ -34,6 +34,11 @@ INTENT_RULES = [
     ("pick the stripes and do the back lawn", "command", "pick the stripes and do the back lawn"),
     ("have a look at the door", "command", "have a look at the door"),
     ("be quiet", "command", "be quiet"),
+    (
+        "turn your head 30 degrees to the left",
+        "command",
+        "turn your head 30 degrees to the left",
+    ),  # "your" opens an object
     # -- the command clause of several
     ("don't go to the kitchen, go to the office", "command", "go to the office"),
     ("I'm cold, close the window", "command", "close the window"),

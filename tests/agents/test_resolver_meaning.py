@@ -349,7 +349,14 @@ def test_a_plan_step_that_lacks_a_string_asks_for_it_instead_of_offering_a_yes()
 def test_a_verbless_lead_in_is_read_with_the_request_after_it_but_an_unknown_request_is_not():
     assert SCANNER.propose("okay, up on your feet, stand up").call == ("set_posture", {"posture": "stand"})
     p = SCANNER.propose("dance, then stand up")
-    assert p.call is None and p.clarify == "I can't do 'dance'.", p
+    assert p.clarify is not None and p.clarify.startswith("I can't do 'dance'. Should I just"), p
+    # the part it can do is offered without the one it cannot: a yes runs only that
+    assert p.plan == [("set_posture", {"posture": "stand"})], p
+
+
+def test_a_part_that_names_no_tool_is_offered_without_only_when_the_rest_is_clear():
+    p = SCANNER.propose("dance, then raise the mast")  # the mast's part lacks a value
+    assert p.clarify == "I can't do 'dance'." and p.call is None, p
 
 
 @tool

@@ -413,3 +413,55 @@ def test_halfway_is_the_middle_of_a_scale_from_zero():
 def test_halfway_on_a_signed_change_says_no_value():
     p = SchemaResolver([nudge_hatch]).propose("open the hatch halfway")
     assert p.call is None or "degrees" not in p.call[1], p
+
+
+@tool
+def show_message(message: str) -> str:
+    """Show a text message on the chest screen."""
+    return "ok"
+
+
+@tool
+def set_display(mode: Literal["welcome", "map", "off"]) -> str:
+    """Change what the chest screen shows."""
+    return "ok"
+
+
+def test_a_tool_that_shows_the_text_it_is_given_acts():
+    # "show" reads ("show the battery"), but show_message(message) shows the text it is given
+    from edgevox.agents.resolver_args import tool_frame
+
+    assert not tool_frame(show_message).reads
+
+
+def test_a_quoted_text_is_one_object_of_its_clause():
+    from edgevox.language.clauses import classify_clause
+
+    # its own verb ("is served") is not the clause's: put *it* on your screen
+    assert classify_clause('put "Lunch is served at noon" on your screen').kind == "command"
+
+
+def test_a_quoted_text_is_a_value_for_the_tool_that_takes_free_text():
+    p = SchemaResolver([show_message, set_display]).propose('put "Lunch is served at noon" on your screen')
+    assert p.call == ("show_message", {"message": "Lunch is served at noon"}), p
+
+
+@tool
+def set_heading(degrees: int) -> str:
+    """Steer to an absolute compass heading, 0 to 359."""
+    return "ok"
+
+
+@tool
+def turn_boat(degrees: float) -> str:
+    """Turn relative to the current heading. Positive turns to starboard, negative to port."""
+    return "ok"
+
+
+def test_a_word_a_sign_convention_names_as_a_direction_rules_out_tools_that_cannot_go_that_way():
+    # "starboard" is no general direction; only turn_boat's sign convention names it
+    helm = SchemaResolver([set_heading, turn_boat])
+    p = helm.propose("bear thirty degrees to starboard")
+    assert p.call == ("turn_boat", {"degrees": 30}), p
+    p = helm.propose("come round to port by ninety degrees")
+    assert p.call == ("turn_boat", {"degrees": -90}), p
