@@ -399,6 +399,7 @@ class SchemaResolver:
         in_names = named_numbers([w for w, _, _ in tokens], self._index)  # "dock 2": a name, no amount
         numbers_said = len(find_numbers([w for w, _, _ in tokens])) > len(in_names)
         cued = self._cued(request)
+        quoted = QUOTED.search(text) is not None  # 'put "back in five" on the screen': a text it shows
         takers = (
             {e.tool.name for e in self._index if _takes_directions(e.frame, request, cued)} if numbers_said else set()
         )
@@ -419,6 +420,7 @@ class SchemaResolver:
                 and request.verbs
                 and not (m.own_verb and (m.verb_exact or m.verb >= SYNONYM))
                 and not light_object  # "give me the inventory report": a light verb defers to its object
+                and not (quoted and any(is_string(entry.tool, p) for p in entry.tool.required))
             ):
                 continue  # a command asks for an action: a reading tool only when its own verb names it ("fill jar two" is no "list which jars are filled")
             if entry.query and not query_only and request.verbs and request.nouns and m.objects == 0:
@@ -643,10 +645,10 @@ class SchemaResolver:
         return p
 
     def _cued(self, request: RequestFrame) -> set[str]:
-        """Words said that are no general direction, which a tool's sign convention names as
+        """Nouns said that are no general direction, which a tool's sign convention names as
         one ("to *starboard*": "Positive turns to starboard")."""
         cues = {c for e in self._index for c in e.frame.sign_cues}
-        return {stem(w) for w in request.words if not is_direction(w)} & cues
+        return {stem(w) for w in request.nouns if not is_direction(w)} & cues  # a noun: "lower" is a verb
 
     def _only_fit(
         self, names: list[str], request: RequestFrame, in_unit: dict[str, int], value_hits: dict[str, int]

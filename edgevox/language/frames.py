@@ -235,8 +235,6 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
                 objects |= WH_ATTRIBUTES[t.lower_]  # "Report *where* it is": it answers "where are you?"
     required = set(parameters.get("required", []))
     props = dict(parameters.get("properties", {}))
-    if reads and words and words[0] in LIGHT_READING_VERBS and _given_object(own_objects, props, required):
-        reads = False  # "show_message(message)": it shows the text it is given, an act
     function_signs = sign_rule(description)
     target = _sign_target(description, props, required) if function_signs is not None else None
     # Bounds written in the function docstring ("the head can only go between -30 and 90")
@@ -265,17 +263,6 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
         drastic,
         tuple(words),
         frozenset(own_objects),
-    )
-
-
-def _given_object(own_objects: set[str], props: Mapping[str, Any], required: set[str]) -> bool:
-    """A required free text is the object the name names ("show_*message*(message)")."""
-    return any(
-        p in required
-        and props[p].get("type") == "string"
-        and not enum_values(props[p])
-        and noun_lemma(p) in own_objects
-        for p in props
     )
 
 

@@ -127,6 +127,10 @@ def read_request(text: str) -> RequestFrame:
         word = t.lower_
         lemma = t.lemma_.lower()
         is_opening = opening is not None and t.i == opening.i and (can_be_base_verb(word) or _rare_verb(word))
+        # "go *park* on your charger": a bare verb right after "go" is the act, whatever the tag
+        is_opening = is_opening or (
+            i > 0 and toks[i - 1].lower_ in SERIAL_VERBS and t.tag_ in ("NN", "VB") and can_be_base_verb(word)
+        )
         after_number = i > 0 and toks[i - 1].like_num
         back_up = is_opening and i + 1 < len(toks) and toks[i + 1].lower_ in PARTICLES
         if is_direction(word) and not back_up and not means_remaining([x.lower_ for x in toks], i):
@@ -177,6 +181,8 @@ def read_request(text: str) -> RequestFrame:
             nouns.add(lemma)
         elif t.dep_ in ARGUMENT_DEPS and t.pos_ in ("ADJ", "VERB", "X") and not t.like_num:
             nouns.add(noun_lemma(word))  # "is the *gripper* open": a subject is a noun, whatever the tag
+        elif t.dep_ == "amod" and t.pos_ == "ADJ" and "NOUN" in readings(word) and not is_direction(word):
+            nouns.add(noun_lemma(word))  # "your *joint* positions": a noun before a noun, tagged an adjective
         elif t.pos_ in ("ADJ", "ADV") and i > 0 and toks[i - 1].lower_ == "how":
             nouns |= attribute_nouns(word)  # "how *high* are we" asks for the height
         if word in WH_ATTRIBUTES and i == _first_content(toks):
@@ -212,14 +218,24 @@ def _path_particle(toks: list, i: int, particle: str) -> bool:
     return False
 
 
+NOT_PLACES = frozenset("noun.state noun.quantity noun.attribute noun.feeling noun.time noun.event noun.act".split())
+"""WordNet's classes of nouns that name no place: "back to *idle*" (a state), "back to *work*"
+(an act), "back to *zero*" (a quantity)."""
 PLACE_PREPOSITIONS = frozenset("to at in into onto towards toward home".split())
 
 
 def _place_follows(toks: list, i: int, particle: str) -> bool:
-    """A place is said right after the particle ("back *to the dock*", "back *home*")."""
+    """A place is said right after the particle: "back *home*", or a preposition of place and
+    a noun ("back *to the dock*", "back *at your charger*"); not a state ("back to *idle*")."""
     for k in range(i + 1, min(i + 6, len(toks) - 1)):
         if toks[k].lower_ == particle:
-            return toks[k + 1].lower_ in PLACE_PREPOSITIONS
+            nxt = toks[k + 1]
+            if nxt.lower_ == "home":
+                return True
+            if nxt.lower_ not in PLACE_PREPOSITIONS:
+                return False
+            rest = [t for t in toks[k + 2 :] if t.dep_ not in ("det", "poss", "amod", "compound", "nummod")]
+            return bool(rest) and rest[0].pos_ in ("NOUN", "PROPN") and lexname(rest[0].lower_, "n") not in NOT_PLACES
     return False
 
 

@@ -159,3 +159,11 @@ def test_the_word_after_a_light_verb_in_a_name_is_its_object_even_when_the_summa
     assert lens.propose("set the focus").call == ("set_focus", {}), lens.propose("set the focus")
     assert lens.propose("zoom to 50 mm").call == ("set_zoom", {"focal_length_mm": 50})
     assert lens.propose("set the zoom to 35").call == ("set_zoom", {"focal_length_mm": 35})
+
+
+@pytest.mark.parametrize("text", ["ease her back to idle", "go back to work", "come back to zero"])
+def test_back_to_a_state_an_act_or_a_quantity_is_no_return(text):
+    # WordNet's classes of nouns that name no place: a state, an act, a quantity
+    from edgevox.language.requests import read_request
+
+    assert "return" not in [v.verb for v in read_request(text).verbs]

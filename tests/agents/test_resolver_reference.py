@@ -427,11 +427,10 @@ def set_display(mode: Literal["welcome", "map", "off"]) -> str:
     return "ok"
 
 
-def test_a_tool_that_shows_the_text_it_is_given_acts():
-    # "show" reads ("show the battery"), but show_message(message) shows the text it is given
-    from edgevox.agents.resolver_args import tool_frame
-
-    assert not tool_frame(show_message).reads
+def test_an_unquoted_object_of_show_is_no_text_to_show():
+    # "show" reads ("show the map"); an object said without quotes describes, it is no message
+    p = SchemaResolver([show_message, set_display]).propose("show this gentleman the way out")
+    assert p.call is None or p.call[0] != "show_message" or p.clarify is not None, p
 
 
 def test_a_quoted_text_is_one_object_of_its_clause():
@@ -442,6 +441,7 @@ def test_a_quoted_text_is_one_object_of_its_clause():
 
 
 def test_a_quoted_text_is_a_value_for_the_tool_that_takes_free_text():
+    # a quote is a text given: the tool that takes free text may act on it, whatever its verb
     p = SchemaResolver([show_message, set_display]).propose('put "Lunch is served at noon" on your screen')
     assert p.call == ("show_message", {"message": "Lunch is served at noon"}), p
 

@@ -14,6 +14,7 @@ VERBS = [
     ("head back to your charger", ["head back", "head", "return"]),
     ("park yourself back at the dock", ["park back", "park"]),  # no verb of motion: no return
     ("go wash the atrium glass", ["go", "wash"]),  # "go" + a bare verb: that verb is the act
+    ("ok, go park yourself", ["go", "park"]),  # ... also where the tagger read it as a noun
     ("alright mate, park yourself", ["park"]),  # the one spoken to is no verb
     ("pan left 20 degrees", ["pan"]),  # "left" is a direction, not a form of "leave"
     ("I want you to land now", ["land"]),  # "want" carries the request
@@ -33,6 +34,9 @@ def test_the_verbs_of_a_request_with_their_particles(text, verbs):
 def test_a_word_with_a_determiner_is_a_noun_whatever_the_tagger_said():
     # en_core_web_sm tags "pump" here as a verb; "the" before it makes it the object
     assert {"bilge", "pump"} <= read_request("activate the bilge pump").nouns
+    # a noun before a noun that the tagger read as an adjective is still a noun; a direction is not
+    assert "joint" in read_request("tell me the joint angles").nouns
+    assert "left" not in read_request("pour it into the left glass").nouns
 
 
 def test_nouns_exclude_units_and_amounts_and_questions_ask_for_attributes():
