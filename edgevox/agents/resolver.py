@@ -60,7 +60,7 @@ from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import RequestFrame, is_direction, read_request, strip_conjunction
 from edgevox.language.state_question import asks_advice, asks_robot_state
-from edgevox.language.terms import stem, tokenize
+from edgevox.language.terms import DIRECTION_STEMS, stem, tokenize
 from edgevox.language.words import LIGHT_VERBS, WH_WORDS, words
 
 
@@ -648,7 +648,8 @@ class SchemaResolver:
         """Nouns said that are no general direction, which a tool's sign convention names as
         one ("to *starboard*": "Positive turns to starboard")."""
         cues = {c for e in self._index for c in e.frame.sign_cues}
-        return {stem(w) for w in request.nouns if not is_direction(w)} & cues  # a noun: "lower" is a verb
+        # a noun of the tool's own ("starboard"), not of general English ("the *lift*", "the *front*")
+        return {stem(w) for w in request.nouns if not is_direction(w)} & cues - DIRECTION_STEMS
 
     def _only_fit(
         self, names: list[str], request: RequestFrame, in_unit: dict[str, int], value_hits: dict[str, int]

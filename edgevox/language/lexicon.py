@@ -159,9 +159,19 @@ def relation(a: str, b: str, pos: Pos) -> Relation:
         # "picture" names photograph.n.01, the kind a "snapshot" is, in a rarer sense of its own
         if any(word.replace(" ", "_") in s.lemma_names() for t in senses for s in t.hypernyms()):
             return Relation.NEAR
-    if pos == "v" and (genus(a) & {b, base_form(b, pos)} or genus(b) & {a, base_form(a, pos)}):
+    if pos == "v" and (defined_by(a, b) or defined_by(b, a)):
         return Relation.NEAR
     return Relation.NONE
+
+
+def defined_by(verb: str, other: str) -> bool:
+    """``other`` is the genus of ``verb``'s definition ("grab": "*take* hold of"), or names the
+    most frequent sense of a word of it ("head": "to go or *travel* towards", and travel.v.01
+    is "travel, go, *move*, locomote")."""
+    names = {other, other.replace(" ", "_"), base_form(other, "v")}
+    if genus(verb) & names:
+        return True
+    return any(names & set(senses[0].lemma_names()) for g in genus(verb) if (senses := _senses(g, "v")))
 
 
 @functools.lru_cache(maxsize=8192)

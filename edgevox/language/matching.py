@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from edgevox.language.frames import Phrase, ToolFrame, noun_lemma
 from edgevox.language.lexicon import (
     Relation,
-    genus,
+    defined_by,
     kind_of,
     near_in_frequent_senses,
     nominalizations,
@@ -207,7 +207,9 @@ def _phrase_score(rp: Phrase, tp: Phrase) -> tuple[float, bool]:
     if rel == Relation.NEAR and said_light and kind_of(tp.verb, rp.verb):
         return NEAR, False  # "go to the front desk" for ``walk_to``: walking is a way to go
     if rel == Relation.NEAR and not said_light:
-        if not near_in_frequent_senses(rp.text, tp.text, "v") and not genus(rp.text) & {tp.text, tp.verb}:
+        if not near_in_frequent_senses(rp.text, tp.text, "v") and not (
+            defined_by(rp.text, tp.text) or defined_by(rp.text, tp.verb)
+        ):
             return RARE_NEAR, False  # near only in a rare sense ("snap" ~ "move"): asked, never acted on
         return NEAR, False
     if not said_light and not rp.particle and not tp.particle and (p := switch_polarity(rp.verb)) is not None:

@@ -465,3 +465,25 @@ def test_a_word_a_sign_convention_names_as_a_direction_rules_out_tools_that_cann
     assert p.call == ("turn_boat", {"degrees": 30}), p
     p = helm.propose("come round to port by ninety degrees")
     assert p.call == ("turn_boat", {"degrees": -90}), p
+
+
+@tool
+def call_lift(floor: int) -> str:
+    """Call the lift to a floor.
+
+    Args:
+        floor: Floor number, -2 (basement) to 5.
+    """
+    return "ok"
+
+
+@tool
+def move_mast(delta_cm: float) -> str:
+    """Move the mast. Positive lifts it, negative lowers it."""
+    return "ok"
+
+
+def test_a_general_direction_word_said_as_a_noun_rules_no_tool_out():
+    # "the lift" is a noun of general English, which move_mast's convention also uses: no cue
+    p = SchemaResolver([call_lift, move_mast]).propose("please call the lift for floor minus two")
+    assert p.call == ("call_lift", {"floor": -2}) and p.clarify is None, p

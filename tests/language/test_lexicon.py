@@ -68,3 +68,11 @@ def test_a_verb_near_another_only_in_a_rare_sense_is_not_near_in_its_frequent_se
     assert not near_in_frequent_senses("snap", "move", "v")
     assert near_in_frequent_senses("lift", "move", "v")  # "raise from a lower to a higher position"
     assert not near_in_frequent_senses("grab", "move", "v")  # "a grasping motion": its third sense
+
+
+def test_a_verb_is_defined_by_its_genus_and_by_the_first_sense_of_its_genus():
+    from edgevox.language.lexicon import defined_by
+
+    assert defined_by("grab", "take")  # "take hold of"
+    assert defined_by("head", "move")  # "to go or travel towards"; travel.v.01 is "travel, go, move"
+    assert not defined_by("head", "water") and not defined_by("snap", "move")
