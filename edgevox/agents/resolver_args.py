@@ -23,7 +23,7 @@ from typing import Any
 from edgevox.agents.tools import Tool
 from edgevox.language.clauses import QUOTED
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
-from edgevox.language.lexicon import Relation, adjective_of, known, relation, switch_polarity
+from edgevox.language.lexicon import Relation, adjective_of, known, made_adjective, relation, switch_polarity
 from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
 from edgevox.language.requests import HALF_TURN_PARTICLES, intensifier, object_phrase, read_request
 from edgevox.language.terms import (
@@ -207,7 +207,9 @@ def extract_from(
                     found[pname] = named
                     continue
             if frame_param is not None and frame_param.number_names:
-                named = named_number(frame_param.number_names, stems)
+                # "*straighten* the blade" when "0 is straight": a verb that makes the point's name
+                made = [stem(a) for v in read_request(text).verbs if (a := made_adjective(v.verb))]
+                named = named_number(frame_param.number_names, [*stems, *made])
                 if named is not None:  # "steer due east" when "0 is north, 90 east"
                     found[pname] = named
                     hits += 1  # a value said by its name, as an enum's is

@@ -165,13 +165,15 @@ def relation(a: str, b: str, pos: Pos) -> Relation:
 
 
 def defined_by(verb: str, other: str) -> bool:
-    """``other`` is the genus of ``verb``'s definition ("grab": "*take* hold of"), or names the
-    most frequent sense of a word of it ("head": "to go or *travel* towards", and travel.v.01
-    is "travel, go, *move*, locomote")."""
+    """``other`` is the genus of ``verb``'s definition ("grab": "*take* hold of"), or the most
+    frequent sense of a word of it is ``other``'s too ("head": "to go or *travel* towards", and
+    travel.v.01, "travel, go, move", is first of "travel" and of "move"; "fire": "*start*
+    firing", and start.v.01 holds "get", whose first sense is another)."""
     names = {other, other.replace(" ", "_"), base_form(other, "v")}
     if genus(verb) & names:
         return True
-    return any(names & set(senses[0].lemma_names()) for g in genus(verb) if (senses := _senses(g, "v")))
+    own = _senses(other, "v")[:1]  # that sense is also the other verb's most frequent ("get": no)
+    return any(own and senses[0] == own[0] for g in genus(verb) if (senses := _senses(g, "v")))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -294,6 +296,18 @@ def adjective_of(adverb: str) -> str | None:
             if lemma.name() == adverb:
                 for p in lemma.pertainyms():
                     return p.name()
+    return None
+
+
+def made_adjective(verb: str) -> str | None:
+    """The adjective a verb in "-en" makes something ("straighten" -> "straight", "widen" ->
+    "wide", "flatten" -> "flat"): English forms such verbs from adjectives, "to make X". None
+    for other verbs ("open", "listen")."""
+    if not verb.endswith("en") or len(verb) < 5:
+        return None
+    for adjective in (verb[:-2], verb[:-1], verb[:-3] if verb[-3] == verb[-4] else ""):
+        if adjective and known(adjective, "a"):
+            return adjective
     return None
 
 

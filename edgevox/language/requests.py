@@ -157,9 +157,11 @@ def read_request(text: str) -> RequestFrame:
             continue  # "hold off on *going* to the kitchen": the verb of a complement, not the request
         if tagged_verb or is_opening:
             base = word if is_opening else lemma
-            if base in CARRIER_VERBS or word in CARRIER_VERBS:
-                continue
             particles = verb_particles(toks, i)
+            if base == "let":  # "let it *down*": the particle heads the small clause "let" takes
+                particles = particles or [c.lower_ for c in t.children if c.dep_ == "ccomp" and c.lower_ in PARTICLES]
+            if (base in CARRIER_VERBS or word in CARRIER_VERBS) and not (base == "let" and particles):
+                continue  # "let's go": a carrier; "let it down": a phrasal verb (WordNet: lower)
             phrases = [Phrase(base, particle) for particle in particles or [""]]
             if particles and (_path_particle(toks, i, particles[-1]) or particles[-1] in HALF_TURN_PARTICLES):
                 # "head *over* to dock two": a path, the verb is "head"; "turn *around*": a

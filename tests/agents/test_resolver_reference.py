@@ -487,3 +487,20 @@ def test_a_general_direction_word_said_as_a_noun_rules_no_tool_out():
     # "the lift" is a noun of general English, which move_mast's convention also uses: no cue
     p = SchemaResolver([call_lift, move_mast]).propose("please call the lift for floor minus two")
     assert p.call == ("call_lift", {"floor": -2}) and p.clarify is None, p
+
+
+@tool
+def angle_blade(angle_deg: float) -> str:
+    """Angle the plough blade to throw snow to one side.
+
+    Args:
+        angle_deg: Blade angle in degrees, between -30 and 30. Positive angles the blade to the
+            right, negative to the left, 0 is straight.
+    """
+    return "ok"
+
+
+def test_a_verb_that_makes_a_points_name_gives_that_point():
+    # "straighten": to make straight, and "0 is straight"
+    p = SchemaResolver([angle_blade]).propose("straighten the blade")
+    assert p.call == ("angle_blade", {"angle_deg": 0}), p

@@ -76,3 +76,14 @@ def test_a_verb_is_defined_by_its_genus_and_by_the_first_sense_of_its_genus():
     assert defined_by("grab", "take")  # "take hold of"
     assert defined_by("head", "move")  # "to go or travel towards"; travel.v.01 is "travel, go, move"
     assert not defined_by("head", "water") and not defined_by("snap", "move")
+    assert not defined_by("fire", "get")  # start.v.01 holds "get", whose first sense is another
+
+
+@pytest.mark.parametrize(
+    ("verb", "adjective"),
+    [("straighten", "straight"), ("widen", "wide"), ("flatten", "flat"), ("open", None), ("listen", None)],
+)
+def test_a_verb_in_en_makes_its_adjective(verb, adjective):
+    from edgevox.language.lexicon import made_adjective
+
+    assert made_adjective(verb) == adjective

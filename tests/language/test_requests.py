@@ -14,6 +14,8 @@ VERBS = [
     ("head back to your charger", ["head back", "head", "return"]),
     ("park yourself back at the dock", ["park back", "park"]),  # no verb of motion: no return
     ("go wash the atrium glass", ["go", "wash"]),  # "go" + a bare verb: that verb is the act
+    ("let it down two metres", ["let down"]),  # "let" with a particle is a phrasal verb (WordNet: lower)
+    ("let me know", ["know"]),  # ... without one it carries the request
     ("ok, go park yourself", ["go", "park"]),  # ... also where the tagger read it as a noun
     ("alright mate, park yourself", ["park"]),  # the one spoken to is no verb
     ("pan left 20 degrees", ["pan"]),  # "left" is a direction, not a form of "leave"
