@@ -244,7 +244,8 @@ def extract_from(
         span = numbers[span_i]
         if labels.get(span_i) == pname:
             unit_hits += 1  # "aisle 6": said with the parameter's name, as a unit names its measure
-        if len(numeric) == 1 and _range_said(numbers, span_i, words):
+        if _range_said(numbers, span_i, words, ("or",)) or (len(numeric) == 1 and _range_said(numbers, span_i, words)):
+            # "two or three" is one value unsure, never two values ("water bench two or three")
             problems[pname] = f"a range, not one value: {text!r}"
             continue
         said, wanted = spoken_unit(words, span.end), index.units.get(pname)
@@ -470,13 +471,17 @@ def _range_ends(params: list[str], numbers: list, words: list[str]) -> dict[int,
     return {pairs[0]: starts[0], pairs[0] + 1: ends[0]}  # in the order said: "from twelve to ten" starts at twelve
 
 
-def _range_said(numbers: list, i: int, words: list[str]) -> bool:
-    """Two numbers side by side or joined by "or"/"to" ("two three meters", "two or three")."""
+def _range_said(numbers: list, i: int, words: list[str], joiners: tuple[str, ...] = ()) -> bool:
+    """Two numbers side by side or joined by "or"/"to" ("two three meters", "two or three");
+    with ``joiners``, only joined by one of those."""
     for a in (i - 1, i):
         if a < 0 or a + 1 >= len(numbers):
             continue
         gap = words[numbers[a].end : numbers[a + 1].start]
-        if not gap or (len(gap) == 1 and gap[0] in AMBIGUOUS_NUMBER_JOINERS):
+        if joiners:
+            if gap in ([j] for j in joiners):
+                return True
+        elif not gap or (len(gap) == 1 and gap[0] in AMBIGUOUS_NUMBER_JOINERS):
             return True
     return False
 

@@ -3,7 +3,8 @@
 Spoken forms read here (each a row of the numbers table test):
 
 - hundreds said as two numbers: "one eighty" -> 180, "two seventy" -> 270, "one
-  twenty five" -> 125, and "oh" as a zero digit *inside* a number: "one oh five" ->
+  twenty five" -> 125, "room four twelve" -> 412 (a teen, only when no unit follows: "bed two,
+  ten litres" stays 2 and 10), and "oh" as a zero digit *inside* a number: "one oh five" ->
   105, "two point oh five" -> 2.05. A lone "oh" is an interjection ("oh move forward
   two" -> 2), never a zero.
 - signs: "minus two", "negative two", "-2" -> -2, flagged ``signed`` so an explicit
@@ -122,6 +123,14 @@ def _integer_words(tokens: list[str], i: int) -> tuple[float, int] | None:
         ):
             current = current * 100 + UNITS[tokens[j + 1]]  # "one oh five" -> 105
             j += 1
+        elif (
+            seen
+            and j == i + 1
+            and 1 <= current <= 9
+            and 10 <= UNITS.get(t, 0) <= 19
+            and not (j + 1 < len(tokens) and _unit_word(tokens[j + 1]) is not None)
+        ):
+            current = current * 100 + UNITS[t]  # "room four twelve" -> 412 (a label: no unit follows)
         elif t in UNITS:
             if seen and current % 10 != 0 and current != 0:
                 break  # "two three" is two numbers

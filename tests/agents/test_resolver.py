@@ -186,6 +186,8 @@ def test_a_statement_about_the_speaker_is_answered_in_words_but_requests_still_a
         ("one oh one two", [1012]),
         ("ten five", [10, 5]),  # "water bed ten, five litres": no "ten five" in English
         ("fifteen six", [15, 6]),
+        ("room four twelve please", [412]),  # a units word and a teen: hundreds, as "one eighty"
+        ("bed two ten litres", [2, 10]),  # ... not before a unit: a measure follows a label
         ("twenty five", [25]),
         ("forty five", [45]),
         ("a full turn", [1]),  # one of the unit that follows: 360 degrees once converted

@@ -504,3 +504,21 @@ def test_a_verb_that_makes_a_points_name_gives_that_point():
     # "straighten": to make straight, and "0 is straight"
     p = SchemaResolver([angle_blade]).propose("straighten the blade")
     assert p.call == ("angle_blade", {"angle_deg": 0}), p
+
+
+@tool
+def water_bench(bench: int, litres: float = 2.0) -> str:
+    """Water one bench.
+
+    Args:
+        bench: Bench number, 1 to 6.
+        litres: How much water.
+    """
+    return "ok"
+
+
+def test_two_numbers_joined_by_or_are_one_value_unsure_never_two_values():
+    p = SchemaResolver([water_bench]).propose("water bench two or three")
+    assert p.call is None or (p.clarify is not None and "bench" not in p.call[1]), p
+    p = SchemaResolver([water_bench]).propose("water bench two with three litres")
+    assert p.call == ("water_bench", {"bench": 2, "litres": 3}), p
