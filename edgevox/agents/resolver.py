@@ -127,6 +127,8 @@ class SchemaResolver:
         self.min_trigger = min_trigger
         self.margin = margin
         self._index = [index_tool(t) for t in tools]
+        self._sign_cues = frozenset(c for e in self._index for c in e.frame.sign_cues)
+        """Every word a tool's sign convention names as a direction (see :meth:`_cued`)."""
 
     # -- index -----------------------------------------------------------------------------
 
@@ -197,9 +199,9 @@ class SchemaResolver:
         part names a tool but is unsure of it, the whole plan is asked about ("Did you mean fly
         back 2 meters, then land?": a yes runs it all); a part that lacks a value is asked
         about, saying what waits; a part that names no tool is said to be impossible, and the
-        parts that are clear are offered without it. Nothing runs until every part is clear. A part that asks to be told something (``questions``:
-        "check the moisture in bed twelve, then water it") is read as a question is, so a
-        reading tool answers it."""
+        parts that are clear are offered without it. Nothing runs until every part is clear. A
+        part that asks to be told something (``questions``: "check the moisture in bed twelve,
+        then water it") is read as a question is, so a reading tool answers it."""
         parts = self._serial_verbs(self._attach_afterthoughts(parts))
         if len(parts) == 1:
             return self._propose(parts[0], query_only=strip_conjunction(parts[0]) in questions)
@@ -525,9 +527,10 @@ class SchemaResolver:
                 return proposal((other, found[other]), True, [other, best], *own_question)
             question = f"Did you mean {self.describe(other, found[other])}?"
             return proposal((other, found[other]), True, [other, best], "a unit only another tool takes", question)
+        takes_it: list[str] = []  # another tool the value said was likely meant for: asked, not run
         if asked is not None and not problems[best]:
             # "drive over to aisle B": the verb's tool lacks a value, and the place said is a value
-            # of another tool that needs nothing else: that tool was likely meant. Asked, not run.
+            # of another tool that needs nothing else
             given = [
                 n
                 for n in ranked
@@ -537,22 +540,19 @@ class SchemaResolver:
                 and not missing[n]
                 and not problems[n]
             ]
-            if len(given) == 1:
-                other = given[0]
-                question = f"Did you mean {self.describe(other, found[other])}?"
-                return proposal((other, found[other]), True, [other, best], "a value only another tool takes", question)
-        if not entry.tool.parameters.get("properties") and not query_only:
-            # "go back to the front desk": a return takes no place, and the place said is a
-            # value another tool takes; that tool was likely meant. Asked, not run.
-            given = [
+            takes_it = given if len(given) == 1 else []
+        elif not entry.tool.parameters.get("properties") and not query_only:
+            # "go back to the front desk": a return takes no place, and the place said is, whole,
+            # a choice of another tool (the best ranked of them: "walk to" over "guide the visitor")
+            takes_it = [
                 n
                 for n in ranked
                 if n != best and not missing[n] and not problems[n] and self._choice_said_whole(n, found[n], tokens)
             ]
-            if given:  # the best ranked of them ("walk to", over "guide the visitor")
-                other = given[0]
-                question = f"Did you mean {self.describe(other, found[other])}?"
-                return proposal((other, found[other]), True, [other, best], "a value only another tool takes", question)
+        if takes_it:
+            other = takes_it[0]
+            question = f"Did you mean {self.describe(other, found[other])}?"
+            return proposal((other, found[other]), True, [other, best], "a value only another tool takes", question)
         if asked is not None:
             return proposal(call, True, candidates, *asked)
         if missing[best]:
@@ -647,9 +647,8 @@ class SchemaResolver:
     def _cued(self, request: RequestFrame) -> set[str]:
         """Nouns said that are no general direction, which a tool's sign convention names as
         one ("to *starboard*": "Positive turns to starboard")."""
-        cues = {c for e in self._index for c in e.frame.sign_cues}
         # a noun of the tool's own ("starboard"), not of general English ("the *lift*", "the *front*")
-        return {stem(w) for w in request.nouns if not is_direction(w)} & cues - DIRECTION_STEMS
+        return {stem(w) for w in request.nouns if not is_direction(w)} & self._sign_cues - DIRECTION_STEMS
 
     def _only_fit(
         self, names: list[str], request: RequestFrame, in_unit: dict[str, int], value_hits: dict[str, int]
@@ -665,8 +664,7 @@ class SchemaResolver:
             fits = [
                 n
                 for n in names
-                if said <= self._entry(n).frame.directions | self._entry(n).frame.sign_cues
-                and (in_unit[n] > 0 or not any(in_unit.values()))
+                if said <= self._entry(n).frame.directions and (in_unit[n] > 0 or not any(in_unit.values()))
             ]
         else:  # a verb besides the value ("rock, please" says only the value)
             fits = [n for n in names if value_hits[n] > 0 and self._verb_besides_values(n, request)]
@@ -848,7 +846,7 @@ def _takes_directions(frame: ToolFrame, request: RequestFrame, cued: set[str]) -
     sign convention names as a direction (``cued``: "starboard"). "Up" and "down" also mean more
     and less of any scale ("crank the volume up"): they rule no tool out."""
     said = {stem(d) for d in request.directions if d not in ("up", "down")} | cued
-    return said <= frame.understood_directions | frame.sign_cues
+    return said <= frame.understood_directions  # which holds the sign conventions' words
 
 
 def _hedge(clause: Any) -> bool:

@@ -478,10 +478,9 @@ def _range_said(numbers: list, i: int, words: list[str], joiners: tuple[str, ...
         if a < 0 or a + 1 >= len(numbers):
             continue
         gap = words[numbers[a].end : numbers[a + 1].start]
-        if joiners:
-            if gap in ([j] for j in joiners):
-                return True
-        elif not gap or (len(gap) == 1 and gap[0] in AMBIGUOUS_NUMBER_JOINERS):
+        if joiners and len(gap) == 1 and gap[0] in joiners:
+            return True
+        if not joiners and (not gap or (len(gap) == 1 and gap[0] in AMBIGUOUS_NUMBER_JOINERS)):
             return True
     return False
 

@@ -164,6 +164,7 @@ def relation(a: str, b: str, pos: Pos) -> Relation:
     return Relation.NONE
 
 
+@functools.lru_cache(maxsize=65536)
 def defined_by(verb: str, other: str) -> bool:
     """``other`` is the genus of ``verb``'s definition ("grab": "*take* hold of"), or the most
     frequent sense of a word of it is ``other``'s too ("head": "to go or *travel* towards", and
@@ -299,6 +300,7 @@ def adjective_of(adverb: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)
 def made_adjective(verb: str) -> str | None:
     """The adjective a verb in "-en" makes something ("straighten" -> "straight", "widen" ->
     "wide", "flatten" -> "flat"): English forms such verbs from adjectives, "to make X". None
