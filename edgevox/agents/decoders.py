@@ -200,8 +200,27 @@ class Clarifications:
         if polarity is True and not p.missing:
             return ClarifyAnswer("execute", ToolCall(p.call.name, dict(p.call.arguments)), p.more)
         t = next((t for t in tools if t.name == p.call.name), None)
-        if t is None or not p.missing:
+        if t is None:
             return ClarifyAnswer("none")
+        if not p.missing:
+            # "forward" after "Did you mean move along the row 3 meters?": a verbless answer
+            # that, said with the request, makes the same tool's call sure: that call (the
+            # answer confirmed it, or corrected its value)
+            if not p.request or read_request(text).verbs or analyze(text).kind not in ("command", "statement"):
+                return ClarifyAnswer("none")
+            again = SchemaResolver(tools).propose(f"{p.request.rstrip(' .!?')} {text}")
+            if again.call is None or again.call[0] != p.call.name or not again.sure:
+                return ClarifyAnswer("none")
+            # the tool asked about stays accepted (the answer took it up and said how); a
+            # question about its values does not
+            called = again.call[0]
+            tool_only = not again.plan and not again.missing.get(called) and not again.problems.get(called)
+            if again.clarify is not None and not tool_only:
+                return ClarifyAnswer("none")
+            own = SchemaResolver([t]).extract(t, text).found  # what the answer says by itself
+            if not (directions_in(text) or own) or any(again.call[1].get(k) != v for k, v in own.items()):
+                return ClarifyAnswer("none")  # "to bench two": no part of the call
+            return ClarifyAnswer("execute", ToolCall(again.call[0], dict(again.call[1])), p.more)
         # A new request ("climb thirty meters" after "What percent should I set the speed?") or
         # a remark is a new turn, not the value asked for; a bare value ("five then", "to the
         # right", "eighty centimetres") is the answer, whatever its grammar.

@@ -58,7 +58,8 @@ from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
-from edgevox.language.requests import RequestFrame, is_direction, read_request, strip_conjunction
+from edgevox.language.phrasal import PREPOSITIONS
+from edgevox.language.requests import RequestFrame, is_direction, pronoun_object, read_request, strip_conjunction
 from edgevox.language.state_question import asks_advice, asks_robot_state
 from edgevox.language.terms import DIRECTION_STEMS, stem, tokenize
 from edgevox.language.words import LIGHT_VERBS, WH_WORDS, words
@@ -217,7 +218,9 @@ class SchemaResolver:
                 if after and all(q.call is not None and q.sure and q.clarify is None and not q.plan for q in after):
                     done = done + [q.call for q in after if q.call is not None]
                 before = " and ".join(self.describe(*c) for c in done)
-                question = f"I can't do '{text}'." + (f" Should I just {before}?" if before else "")
+                question = f"I can't do '{strip_conjunction(text).strip(' .!?,')}'." + (
+                    f" Should I just {before}?" if before else ""
+                )
                 partial = Proposal(
                     done[0] if done else None, True, reason=f"part {i + 1} names no tool", clarify=question
                 )
@@ -479,6 +482,11 @@ class SchemaResolver:
                     only = objects_only[0]
                     question = f"Did you mean {self.describe(only, found[only])}?"
                     return proposal((only, found[only]), True, [only], "only its object was said", question)
+                if request.has_verb and not request.nouns and not query_only and (said := pronoun_object(text)):
+                    # "turn it up a bit" names nothing a tool has: what "it" is was never said here
+                    what = proposal(None, True, [], "its object is a pronoun", f"What should I {said}?")
+                    what.open_question = True
+                    return what
                 return self._bare_verb(request, matches) or proposal(
                     None, True, [], "no tool is named by the request's verb or objects"
                 )
@@ -558,9 +566,13 @@ class SchemaResolver:
         if missing[best]:
             return proposal(call, False, candidates, f"missing {missing[best]}")
         # A verb near the tool's ("turn" for ``rotate``) with a direction and a number in a unit
-        # that only this tool takes ("turn left ninety degrees") names it as surely as its verb.
+        # that only this tool takes ("turn left ninety degrees"), or one of its choices said
+        # whole that only it takes ("head to the kitchen": ``go_to_place``), names it as surely
+        # as its verb.
         values_fit = (
-            m.verb >= NEAR and in_unit[best] > 0 and self._only_fit(list(matches), request, in_unit, value_hits) == best
+            m.verb >= NEAR
+            and (in_unit[best] > 0 or self._choice_said_whole(best, found[best], tokens))
+            and self._only_fit(list(matches), request, in_unit, value_hits) == best
         )
         # "shut down every thruster": a verb of this tool, but an object only another tool has
         elsewhere = m.objects == 0 and any(matches[n].objects >= OTHER_OBJECT * 0.75 for n in matches if n != best)
@@ -694,8 +706,14 @@ class SchemaResolver:
             return True  # its light verb as said: "set the volume", "go to the kitchen"
         if m.verb >= LIGHT and m.objects >= OTHER_OBJECT:
             return True  # "put it in slow mode": a verb near the tool's, and its object
-        if request.has_verb and all(v.verb in LIGHT_VERBS for v in request.verbs) and m.objects >= 1.0:
-            return True  # "put oat milk on the shopping list": a light verb defers to its object
+        if (
+            request.has_verb
+            and all(v.verb in LIGHT_VERBS and not v.particle for v in request.verbs)
+            and m.objects >= 1.0
+        ):
+            # "put oat milk on the shopping list": a light verb defers to its object; with a
+            # particle it is a phrasal verb with its own meaning ("bring the camera *back*")
+            return True
         if m.objects >= 1.0 and _switching(request, frame):
             return True  # "kill the siren": a verb that means switching off, said of the tool's own object
         return not request.has_verb and m.objects >= 1.0  # "lights off in the kitchen"
@@ -859,9 +877,12 @@ def _hedge(clause: Any) -> bool:
 
 
 def spoken_name(tool_name: str) -> str:
-    """A tool name as a verb phrase: ``set_timer`` -> "set the timer", ``go_to`` -> "go to"."""
+    """A tool name as a verb phrase: ``set_timer`` -> "set the timer", ``go_to`` -> "go to",
+    ``move_along_row`` -> "move along the row"."""
     parts = [p for p in tool_name.lower().split("_") if p]
-    if (
+    if len(parts) >= 3 and parts[1] in PREPOSITIONS and parts[1] not in PARTICLES and known(parts[0], "v"):
+        parts.insert(2, "the")  # ``move_along_row`` -> "move along the row": the article opens the noun phrase
+    elif (
         len(parts) >= 2
         and parts[1] not in PARTICLES
         and parts[1] not in ("home", "here", "there")  # adverbs of place

@@ -41,6 +41,7 @@ from edgevox.language.words import (
     NEGATORS,
     NEW_CLAUSE_AFTER_AND,
     NUMBER_WORDS,
+    OBJECT_PRONOUNS,
     OBLIGATION,
     PAST_TIME,
     PAST_TIME_AFTER_LAST,
@@ -368,6 +369,7 @@ def _noun_subject(ws: list[str]) -> bool:
         and "NOUN" in lemmas(ws[0])
         and "NOUN" in lemmas(ws[1])
         and ws[1] not in DETERMINERS  # "turn *your* head 30 degrees": a possessive opens an object
+        and ws[1] not in OBJECT_PRONOUNS  # "turn *it* up a bit": a pronoun is an object, never a noun's part
         and not can_be_base_verb(ws[1])
         and can_be_verb(ws[2])
         and (ws[3] in DETERMINERS or ws[3] in FREQUENCY_ADVERBS or ws[3].isdigit())

@@ -138,6 +138,20 @@ def lexname(word: str, pos: Pos) -> str:
     return str(senses[0].lexname()) if senses else ""
 
 
+@functools.lru_cache(maxsize=4096)
+def motion_entailed(verb: str) -> str | None:
+    """The motion of the doer that a motion sense of ``verb`` entails (WordNet's entailment:
+    bring.v.01, "take something or somebody with oneself somewhere", entails come.v.01, so
+    "take" and "bring" give "come"), or None ("carry", "move": no such entailment). Every sense
+    is read: the caller says when the motion sense is meant (an object and a destination)."""
+    for s in wordnet().synsets(verb.replace(" ", "_"), "v"):  # the caller's frame picks the sense
+        if s.lexname() == "verb.motion":
+            for e in s.entailments():
+                if e.lexname() == "verb.motion":
+                    return str(e.lemma_names()[0]).replace("_", " ")
+    return None
+
+
 @functools.lru_cache(maxsize=65536)
 def relation(a: str, b: str, pos: Pos) -> Relation:
     """How ``a`` and ``b`` (words or multi-word expressions such as "take off") are related."""

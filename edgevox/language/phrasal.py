@@ -12,7 +12,9 @@ from typing import Any
 
 PARTICLES = frozenset("up down off on out in back over away around about through".split())
 """Adverb particles of English phrasal verbs ("take off", "back up", "turn on")."""
-PREPOSITIONS = frozenset("to at for of from with into onto by via in on".split())
+PREPOSITIONS = frozenset(
+    "to at for of from with into onto by via in on along across through past toward towards under behind beside".split()
+)
 """Prepositions in a tool name (``go_to``, ``look_at``): grammar, not objects."""
 
 SWITCH_PARTICLES = frozenset(("on", "off"))

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgevox.language.frames import WH_ATTRIBUTES, Phrase, noun_lemma
-from edgevox.language.lexicon import attribute_nouns, base_form, known, lexname
+from edgevox.language.lexicon import attribute_nouns, base_form, known, lexname, motion_entailed
 from edgevox.language.nlp import parse
-from edgevox.language.numbers import find_numbers
+from edgevox.language.paths import PATH_PREPOSITIONS, destination_follows, path_particle, place_follows
 from edgevox.language.phrasal import PARTICLES, verb_particles
 from edgevox.language.terms import is_direction, means_remaining
 from edgevox.language.units import unit
@@ -45,8 +45,6 @@ MEASURE_NOUNS = frozenset("bit little lot way amount notch tad touch step".split
 ARGUMENT_DEPS = frozenset(("nsubj", "nsubjpass", "dobj", "pobj"))
 """Dependency labels of a noun phrase's head: its word is a noun even if the tagger says not."""
 DESTINATION_WORDS = frozenset("to into onto towards toward home".split())
-PATH_PREPOSITIONS = frozenset("to into onto towards toward".split())
-NUMBER_WORDS = frozenset("half one two three four five six seven eight nine ten".split())
 INTENSIFIED = frozenset("now here there away ahead back behind after before then off".split())
 """After "back": a destination follows, so "back" means a return ("go back to the dock")."""
 FILLERS = frozenset("oh uh um umm uhm er erm hmm ah well okay ok alright hey so now just yes yeah please".split())
@@ -163,19 +161,27 @@ def read_request(text: str) -> RequestFrame:
             if (base in CARRIER_VERBS or word in CARRIER_VERBS) and not (base == "let" and particles):
                 continue  # "let's go": a carrier; "let it down": a phrasal verb (WordNet: lower)
             phrases = [Phrase(base, particle) for particle in particles or [""]]
-            if particles and (_path_particle(toks, i, particles[-1]) or particles[-1] in HALF_TURN_PARTICLES):
+            if particles and (path_particle(toks, i, particles[-1]) or particles[-1] in HALF_TURN_PARTICLES):
                 # "head *over* to dock two": a path, the verb is "head"; "turn *around*": a
                 # turning that ends facing the other way, still a turn
                 phrases.append(Phrase(base))
-            if particles and particles[-1] == "back" and _place_follows(toks, i, "back"):
+            if particles and particles[-1] == "back" and place_follows(toks, i, "back"):
                 # "head *back* to the dock", "park yourself *back* at the dock": "back" before a
                 # place says where to, the verb stays bare; a verb of motion so said is a return
-                # (WordNet's return.v.01: "go or come back to a place")
+                # (WordNet's return.v.01: "go or come back to a place"), and so is a phrasal verb
+                # with "back" whose first sense is a motion ("*take* the rig *back* to the start
+                # mark": take back, return.v.05, "bring back to the point of departure")
                 phrases.append(Phrase(base))
-                if lexname(base, "v") == "verb.motion":
+                if "verb.motion" in (lexname(base, "v"), lexname(f"{base} back", "v")):
                     phrases.append(Phrase("return"))
             if is_direction(base):
                 phrases.append(Phrase("move"))  # "back up", "back off": a move in that direction
+            carried = any(c.dep_ == "dobj" for c in t.children)
+            if carried and (went := motion_entailed(base)) and destination_follows(toks, i):
+                # "take this up to room 412": carrying a thing (the object) somewhere entails going there
+                # (WordNet: bring.v.01, "take something or somebody with oneself somewhere",
+                # entails come.v.01); the request names the destination of that motion
+                phrases.append(Phrase(went))
             for phrase in phrases:
                 if phrase not in verbs:
                     verbs.append(phrase)
@@ -202,45 +208,6 @@ def intensifier(words: Sequence[str], i: int) -> bool:
     return words[i] == "right" and i + 1 < len(words) and words[i + 1] in INTENSIFIED
 
 
-def _path_particle(toks: list, i: int, particle: str) -> bool:
-    """The particle is the path of a motion, not part of a phrasal verb, when a destination or
-    a direction follows it ("head *over* to dock two", "pop *down* to the cafeteria", "swing
-    it *over* to the right")."""
-    for k in range(i + 1, min(i + 6, len(toks) - 1)):
-        if toks[k].lower_ == particle:
-            nxt = toks[k + 1].lower_
-            after = toks[k + 2] if k + 2 < len(toks) else None
-            if nxt in PATH_PREPOSITIONS:  # "down to the cafeteria" is a path; "down to thirty" a value
-                if after is None or after.like_num or after.lower_ in NUMBER_WORDS or after.pos_ == "ADJ":
-                    return False  # "down to quiet": a level
-                rest = [t.lower_ for t in toks[k + 2 :]]
-                amount = find_numbers(rest)  # "up to a metre and a half", "down to a quarter"
-                return not (amount and amount[0].start == 0)
-            return is_direction(nxt)
-    return False
-
-
-NOT_PLACES = frozenset("noun.state noun.quantity noun.attribute noun.feeling noun.time noun.event noun.act".split())
-"""WordNet's classes of nouns that name no place: "back to *idle*" (a state), "back to *work*"
-(an act), "back to *zero*" (a quantity)."""
-PLACE_PREPOSITIONS = frozenset("to at in into onto towards toward home".split())
-
-
-def _place_follows(toks: list, i: int, particle: str) -> bool:
-    """A place is said right after the particle: "back *home*", or a preposition of place and
-    a noun ("back *to the dock*", "back *at your charger*"); not a state ("back to *idle*")."""
-    for k in range(i + 1, min(i + 6, len(toks) - 1)):
-        if toks[k].lower_ == particle:
-            nxt = toks[k + 1]
-            if nxt.lower_ == "home":
-                return True
-            if nxt.lower_ not in PLACE_PREPOSITIONS:
-                return False
-            rest = [t for t in toks[k + 2 :] if t.dep_ not in ("det", "poss", "amod", "compound", "nummod")]
-            return bool(rest) and rest[0].pos_ in ("NOUN", "PROPN") and lexname(rest[0].lower_, "n") not in NOT_PLACES
-    return False
-
-
 def _rare_verb(word: str) -> bool:
     """A word the general lexicon does not know at all but WordNet has as a verb in its base
     form ("*hoover* the bedroom"): it can open a command as well as a common verb can."""
@@ -254,6 +221,25 @@ def _first_content(toks: list) -> int:
 OBJECT_DEPS = ("dobj", "obj", "attr", "oprd", "intj", "npadvmod", "ccomp")
 """Dependency labels of what a verb takes as its object: a noun phrase ("pick up *the cup*"),
 or what is said ("say *hello*", "say *good morning*", "announce *that dinner is ready*")."""
+
+
+REFERRING_PRONOUNS = frozenset("it them that this these those".split())
+"""Pronouns that stand for a thing said before ("turn *it* up"); "me", "us" are the speakers."""
+
+
+def pronoun_object(text: str) -> str | None:
+    """The verb with its particle when its only object is a pronoun that stands for a thing
+    ("turn *it* up a bit" -> "turn up", "switch *that* off" -> "switch off"), else None: what
+    is meant was said before, or not at all."""
+    doc = parse(text)
+    for t in doc:
+        if t.dep_ == "dobj" and t.lower_ in REFERRING_PRONOUNS and t.head.pos_ == "VERB":
+            verb = t.head
+            if any(c.dep_ == "dobj" and c.i != t.i for c in verb.children):
+                return None
+            particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
+            return f"{verb.lower_} {particle}".strip()
+    return None
 
 
 def object_phrase(text: str) -> str | None:

@@ -193,6 +193,49 @@ def bool_rule(description: str) -> SignRule | None:
 _ON_OFF = {stem(w) for w in ("on", "off", "open", "close", "shut", "start", "stop", "enable", "disable")}
 
 
+def _without_particles(raw: list[str]) -> list[str]:
+    """The words without a direction that is the particle of a phrasal verb made of a direction
+    of another axis ("negative *backs up*": WordNet's back up, "move backwards"; the "up" says
+    no height)."""
+    from edgevox.language.lexicon import base_form, known  # WordNet: loaded only when a docstring needs it
+
+    out: list[str] = []
+    for w in raw:
+        prev = out[-1] if out else ""
+        axis = [k for k, (a, b) in enumerate(DIRECTIONS) if stem(w) in a | b]
+        other = [k for k, (a, b) in enumerate(DIRECTIONS) if stem(prev) in a | b]
+        if axis and other and not set(axis) & set(other) and known(f"{base_form(prev, 'v')} {w}", "v"):
+            continue
+        out.append(w)
+    return out
+
+
+def _inflection(word: str) -> str:
+    """ "-s" (third person or plural: "closes", "locks"), "-ing", "-ed" or "" (bare)."""
+    return next((end for end in ("ing", "ed", "s") if word.endswith(end) and not word.endswith("ss")), "")
+
+
+def _coordinated_predicates(raw: list[str], marks: dict[str, str]) -> set[str]:
+    """Stems of the verbs joined by "and"/"or" to the first word said after a mark, in the same
+    form (English coordinates predicates of one subject alike: "True *unlocks and opens* the
+    lid", "False *closes* it *and locks* it"): each is a cue of that mark, the first word too.
+    A word in another form is not a second predicate ("opens the lid and the vent")."""
+    out: set[str] = set()
+    first = ""
+    for k, w in enumerate(raw):
+        st = stem(w)
+        if st in marks:
+            first = ""
+        elif not first:
+            if st not in SIGN_STOP and st not in FUNCTION_WORDS:
+                first = w
+        elif w in ("and", "or") and k + 1 < len(raw):
+            nxt = raw[k + 1]
+            if stem(nxt) not in FUNCTION_WORDS | SIGN_STOP and _inflection(nxt) == _inflection(first):
+                out |= {stem(first), stem(nxt)}
+    return out
+
+
 def _marked_rule(description: str, marks: dict[str, str], *, first_word: bool = False) -> SignRule | None:
     """``first_word`` (booleans): a mark's cue is the on/off word of its piece ("True turns the
     lamp *on*", "False switches it *off*"), else the first word after it ("true to *start*
@@ -200,23 +243,26 @@ def _marked_rule(description: str, marks: dict[str, str], *, first_word: bool = 
     direction_words = DIRECTION_STEMS
     cues: dict[str, set[str]] = {"negativ": set(), "positiv": set()}
 
-    def cue_words(piece: list[str]) -> set[str]:
+    def cue_words(piece: list[str], coordinated: set[str]) -> set[str]:
         found = {st for st in piece if st not in SIGN_STOP and (st in direction_words or st not in FUNCTION_WORDS)}
         if first_word:
             # an on/off word is the cue ("False switches it *off*": "switch" goes both ways);
-            # else the first word ("true to *start* recording")
+            # else the first word ("true to *start* recording"); and the verbs joined to it
+            # ("False closes it and *locks* it")
             on_off = {st for st in piece if st in _ON_OFF}
             content = [st for st in piece if st not in SIGN_STOP and st not in FUNCTION_WORDS]
-            return on_off or set(content[:1])
+            return (on_off or set(content[:1])) | (coordinated & set(piece))
         return (found & direction_words) or found  # "lowers the arm": the direction, not the arm
 
     text = re.sub(r"\(([^)]*)\)", lambda m: " " + m.group(1).replace(",", " ") + " ", description)
     for segment in re.split(r"[.;,:]", text.replace("-", " ")):
-        stems = _join_compounds([stem(t) for t, _, _ in tokenize(segment)])
+        raw = _without_particles([t for t, _, _ in tokenize(segment)])
+        stems = _join_compounds([stem(t) for t in raw])
         at = [i for i, st in enumerate(stems) if st in marks]
+        joined = _coordinated_predicates(raw, marks) if first_word else set()
         for k, i in enumerate(at):
-            after = cue_words(stems[i + 1 : at[k + 1] if k + 1 < len(at) else len(stems)])
-            before = cue_words(stems[at[k - 1] + 1 if k else 0 : i])
+            after = cue_words(stems[i + 1 : at[k + 1] if k + 1 < len(at) else len(stems)], joined)
+            before = cue_words(stems[at[k - 1] + 1 if k else 0 : i], joined)
             cues[marks[stems[i]]] |= after or before  # "negative lowers it" / "lowers it when negative"
     if not cues["negativ"] and not cues["positiv"]:
         return None

@@ -47,6 +47,7 @@ SUBJECT_PRONOUNS = frozenset(
     """i im ive id ill we were weve wed you youre youve youd he hes she shes it its they theyre theyve
     there theres someone somebody everyone everybody nobody that thats this these those""".split()
 )
+OBJECT_PRONOUNS = frozenset("me us you him her it them".split())
 FIRST_PERSON = frozenset("i im ive id ill we weve wed".split())
 DETERMINERS = frozenset("the a an my your his her our their some every each".split())
 FINITE_MARKERS = frozenset(

@@ -101,8 +101,8 @@ def test_only_missing_values_are_asked_as_a_follow_up_of_the_name_prompt():
 # -- the real model ---------------------------------------------------------------------------
 
 UNSURE = [
-    "bring me to the kitchen",
-    "take me to the office",
+    "ferry me to the bedroom",
+    "usher me to the office",
     "escort me to the office",
     "carry me to the bedroom",
     "show me the kitchen",

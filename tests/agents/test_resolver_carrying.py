@@ -1,0 +1,245 @@
+"""Carrying things somewhere, locking and unlocking, phrasal verbs in docstrings, pronouns with
+nothing to stand for, and answers that confirm a proposal by one of its values. Each test is one
+principle of English or of the tool's schema."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import pytest
+
+from edgevox.agents.llm_agent import LLMAgent
+from edgevox.agents.resolver import SchemaResolver, spoken_name
+from edgevox.agents.tools import tool
+from edgevox.language.clauses import classify_clause
+from edgevox.language.lexicon import motion_entailed
+from edgevox.language.requests import pronoun_object, read_request
+from edgevox.language.terms import bool_rule, sign_rule, stem
+from edgevox.testing import ScriptedLLM
+
+Place = Literal["lobby", "kitchen", "laundry", "pool"]
+
+
+@tool
+def go_to_room(room: int) -> str:
+    """Drive to a guest room and wait at its door.
+
+    Args:
+        room: The room number, between 101 and 1299.
+    """
+    return "ok"
+
+
+@tool
+def go_to_place(place: Place) -> str:
+    """Drive to a named place in the hotel."""
+    return "ok"
+
+
+@tool
+def set_lid(opened: bool) -> str:
+    """Open or lock the delivery compartment lid.
+
+    Args:
+        opened: True unlocks and opens the lid; False closes it and locks it.
+    """
+    return "ok"
+
+
+@tool
+def nudge(distance_m: float) -> str:
+    """Move straight forward or backward a short distance.
+
+    Args:
+        distance_m: Distance in meters, between -2 and 2. Positive moves forward,
+            negative backs up.
+    """
+    return "ok"
+
+
+@tool
+def dock() -> str:
+    """Return to the charging dock and start charging."""
+    return "ok"
+
+
+HOTEL = SchemaResolver([go_to_room, go_to_place, set_lid, nudge, dock])
+
+
+# -- docstrings ---------------------------------------------------------------------------
+
+
+def test_verbs_coordinated_after_true_or_false_are_all_its_cues():
+    rule = bool_rule("True unlocks and opens the lid; False closes it and locks it.")
+    assert rule is not None
+    assert rule.sign([stem("lock")]) == -1 and rule.sign([stem("unlock")]) == 1
+
+
+def test_a_noun_after_and_is_no_second_predicate():
+    rule = bool_rule("True opens the lid and the vent, false closes them.")
+    assert rule is not None and stem("vent") not in rule.positive | rule.negative
+
+
+def test_the_particle_of_a_phrasal_verb_made_of_a_direction_is_no_direction():
+    # "backs up" is WordNet's back up, "move backwards": the "up" says no height
+    rule = sign_rule("Positive moves forward, negative backs up.")
+    assert rule is not None
+    assert "up" not in rule.negative and stem("raise") not in rule.negative
+    assert "back" in rule.negative and "forward" in rule.positive
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [("Lock the compartment.", ("set_lid", {"opened": False})), ("Unlock the lid.", ("set_lid", {"opened": True}))],
+)
+def test_a_boolean_is_set_by_the_verb_its_text_gives_each_value(text, call):
+    p = HOTEL.propose(text)
+    assert p.call == call and p.sure and p.clarify is None
+
+
+# -- carrying, returning -------------------------------------------------------------------
+
+
+def test_carrying_entails_the_doers_motion():
+    assert motion_entailed("bring") == "come" and motion_entailed("take") == "come"
+    assert motion_entailed("move") is None
+
+
+@pytest.mark.parametrize("text", ["take this up to room 412", "bring the towels to room 412"])
+def test_a_thing_carried_to_a_place_is_a_going_there_confirmed(text):
+    assert "come" in {v.verb for v in read_request(text).verbs}
+    p = HOTEL.propose(text)
+    assert p.call == ("go_to_room", {"room": 412}) and p.clarify is not None  # near "go": asked
+
+
+@pytest.mark.parametrize("text", ["take a photo", "walk to the pool", "take this"])
+def test_no_motion_is_added_without_an_object_and_a_destination(text):
+    assert "come" not in {v.verb for v in read_request(text).verbs}
+
+
+def test_a_phrasal_verb_with_back_whose_first_sense_is_a_motion_is_a_return():
+    assert "return" in {v.verb for v in read_request("take the rig back to the start mark").verbs}
+
+
+def test_a_noun_compound_is_a_place_by_its_last_noun():
+    # "the start mark": "start" alone is an act, the compound names a place
+    assert "return" in {v.verb for v in read_request("bring the camera back to the start mark").verbs}
+    assert "return" not in {v.verb for v in read_request("go back to idle").verbs}
+
+
+@tool
+def roll_camera(degrees: Annotated[float, "Roll in degrees, -30 to 30. Positive rolls clockwise."]) -> str:
+    """Roll the camera sideways around the lens axis."""
+    return "ok"
+
+
+@tool
+def tilt_head(degrees: Annotated[float, "Tilt in degrees, -45 to 45. Positive tilts up."]) -> str:
+    """Tilt the head up or down."""
+    return "ok"
+
+
+def test_a_light_verb_with_a_particle_does_not_defer_to_its_object():
+    # "bring ... back" is a phrasal verb with its own meaning: not "roll the camera"
+    p = SchemaResolver([roll_camera, tilt_head]).propose("bring the camera back to one")
+    assert p.clarify is not None
+
+
+def test_a_verb_near_the_tools_with_a_choice_only_it_takes_is_sure():
+    p = HOTEL.propose("head to the kitchen")
+    assert p.call == ("go_to_place", {"place": "kitchen"}) and p.sure and p.clarify is None
+
+
+def test_a_direction_said_as_a_particle_of_an_unknown_verb_names_no_tool():
+    # "charge up": "up" is no direction of the nudge ("backs up" is not "up")
+    p = HOTEL.propose("charge up")
+    assert p.call is None
+
+
+def test_the_part_a_plan_cannot_do_is_quoted_without_its_conjunction_and_stop():
+    p = HOTEL.propose("go back to your dock and charge up.")
+    assert p.plan == [("dock", {})] and p.clarify == "I can't do 'charge up'. Should I just dock?"
+
+
+# -- pronouns ------------------------------------------------------------------------------
+
+
+def test_a_pronoun_is_an_object_not_part_of_a_noun_compound():
+    assert classify_clause("Turn it up a bit.").kind == "command"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("turn it up a bit", "turn up"),
+        ("switch that off", "switch off"),
+        ("turn the fan up", None),
+        ("bring me tea", None),
+    ],
+)
+def test_a_pronoun_object_is_found_with_its_verb(text, said):
+    assert pronoun_object(text) == said
+
+
+def test_a_command_whose_only_object_is_a_pronoun_naming_no_tool_asks_what():
+    p = HOTEL.propose("Turn it up a bit.")
+    assert p.call is None and p.clarify == "What should I turn up?"
+
+
+def test_an_article_opens_the_noun_after_a_preposition_in_a_tool_name():
+    assert spoken_name("move_along_row") == "move along the row"
+    assert spoken_name("go_to_room") == "go to room"
+
+
+# -- answers that confirm ------------------------------------------------------------------
+
+
+@tool
+def move_along_row(distance_m: float) -> str:
+    """Move the robot along the rail between the benches.
+
+    Args:
+        distance_m: How far to move, in meters. Positive moves forward; negative moves
+            backward. Between -20 and 20.
+    """
+    return "ok"
+
+
+@tool
+def take_photo(bench: int) -> str:
+    """Take a photo of one bench."""
+    return "ok"
+
+
+@pytest.mark.parametrize(("answer", "distance"), [("forward", 3), ("backward", -3)])
+def test_a_direction_answering_a_proposal_gives_the_call_said_with_it(answer, distance):
+    a = LLMAgent("bot", "A robot.", tools=[move_along_row, take_photo], llm=ScriptedLLM(default="Done."))
+    assert a.run("Go three meters.").data["clarify"] == "Did you mean move along the row 3 meters?"
+    done = a.run(answer)
+    assert done.first_call is not None and done.first_call.arguments == {"distance_m": distance}
+
+
+def test_an_answer_that_is_no_part_of_the_proposal_does_not_run_it():
+    a = LLMAgent("bot", "A robot.", tools=[move_along_row, take_photo], llm=ScriptedLLM(default="Done."))
+    a.run("Go three meters.")
+    assert a.run("to bench two").first_call is None
+
+
+@tool
+def jog(distance_cm: Annotated[float, "centimetres; positive is forward, negative is backward"]) -> str:
+    """Nudge the gantry a short distance along the rail. At most 100 cm either way."""
+    return "ok"
+
+
+@tool
+def move_to_bed(bed: int) -> str:
+    """Move the gantry over one bed, 1 to 12."""
+    return "ok"
+
+
+def test_a_direction_answering_a_proposal_made_by_its_unit_gives_that_tools_call():
+    # "move" names neither tool; the unit fits only the jog: asked, and "backwards" takes it up
+    a = LLMAgent("bot", "A robot.", tools=[jog, move_to_bed], llm=ScriptedLLM(default="Done."))
+    assert a.run("move 30 centimetres").data["clarify"] == "Did you mean jog 30 centimeters?"
+    done = a.run("backwards")
+    assert done.first_call is not None and done.first_call.arguments == {"distance_cm": -30}
