@@ -58,6 +58,7 @@ from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
+from edgevox.language.paths import destination
 from edgevox.language.phrasal import PREPOSITIONS
 from edgevox.language.requests import RequestFrame, is_direction, pronoun_object, read_request, strip_conjunction
 from edgevox.language.state_question import asks_advice, asks_robot_state
@@ -482,11 +483,20 @@ class SchemaResolver:
                     only = objects_only[0]
                     question = f"Did you mean {self.describe(only, found[only])}?"
                     return proposal((only, found[only]), True, [only], "only its object was said", question)
-                if request.has_verb and not request.nouns and not query_only and (said := pronoun_object(text)):
+                if request.has_verb and not request.nouns and not query_only and (pronoun_verb := pronoun_object(text)):
                     # "turn it up a bit" names nothing a tool has: what "it" is was never said here
-                    what = proposal(None, True, [], "its object is a pronoun", f"What should I {said}?")
+                    what = proposal(None, True, [], "its object is a pronoun", f"What should I {pronoun_verb}?")
                     what.open_question = True
                     return what
+                if request.has_verb and not query_only and (place := destination(text)):
+                    # "take us to the lighthouse": a place none of the going tools' choices names
+                    goers = self._goers(ranked, matches)
+                    if goers:
+                        entry, pname = goers[0]
+                        which = f"I can't go to the {place}. {self.question(entry, pname)}"
+                        return proposal(
+                            (entry.tool.name, {}), True, [entry.tool.name], "a place no choice names", which
+                        )
                 return self._bare_verb(request, matches) or proposal(
                     None, True, [], "no tool is named by the request's verb or objects"
                 )
@@ -501,6 +511,19 @@ class SchemaResolver:
                 return proposal(call, True, [fit], *asked)
             return proposal(call, True, [fit], VALUES_FIT, f"Did you mean {self.describe(fit, found[fit])}?")
         best = named[0]
+        if not self._entry(best).tool.parameters.get("properties") and any(in_unit.values()):
+            # "come up 5 metres": a tool that takes nothing would lose the measure said; the
+            # one tool the verb is related to that takes it in its unit, and reads a sign from
+            # the words said (a particle too: the "up" of "come up"), is meant
+            all_stems = [stem(w) for w, _, _ in tokens]
+            measure_takers = [
+                n
+                for n in ranked
+                if matches[n].verb > 0
+                and in_unit[n] > 0
+                and any(r.sign(all_stems) in (-1, 1) for r in self._entry(n).signs.values())
+            ]
+            best = measure_takers[0] if len(measure_takers) == 1 else best
         m = matches[best]
         entry = self._entry(best)
         frame = entry.frame
@@ -631,6 +654,18 @@ class SchemaResolver:
         if unfillable:
             return f"missing {unfillable}", self.question(entry, unfillable[0])
         return None
+
+    def _goers(self, ranked: list[str], matches: dict[str, Match]) -> list[tuple[ToolIndex, str]]:
+        """Tools that go to one of their choices of place, named by the request's verb (its
+        own, a light one such as "go", or a verb near it), best first, each with that choice's
+        parameter."""
+        out = []
+        for n in ranked:
+            entry = self._entry(n)
+            choice = next((p for p in entry.tool.required if (f := entry.frame.param(p)) and f.values), None)
+            if choice is not None and not entry.query and matches[n].verb >= LIGHT:
+                out.append((entry, choice))
+        return out
 
     def _bare_verb(self, request: RequestFrame, matches: dict[str, Match]) -> Proposal | None:
         """A command that is a verb alone ("turn", "go") asks for an action whose details are

@@ -268,9 +268,11 @@ disable, switch off, silence. A verb whose frequent senses are kinds of these ("
 extinguish by forceful means") turns a device off."""
 SWITCHED_ON = frozenset(
     "begin.v.02 begin.v.03 initiate.v.02 activate.v.02 activate.v.03 activate.v.04 enable.v.01 "
-    "switch_on.v.01 ignite.v.01".split()
+    "switch_on.v.01 ignite.v.01 cause_to_be_perceived.v.01".split()
 )
-"""WordNet's senses of setting something working: start, trigger, activate, enable, switch on, ignite."""
+"""WordNet's senses of setting something working: start, trigger, activate, enable, switch on,
+ignite; and making a sound or a light be perceived ("*sound* the siren", "*flash* the beacon":
+a device that sounds or flashes is working)."""
 
 
 @functools.lru_cache(maxsize=4096)

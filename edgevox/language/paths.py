@@ -9,6 +9,7 @@ import itertools
 from typing import Any
 
 from edgevox.language.lexicon import lexname
+from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
 from edgevox.language.terms import is_direction
 from edgevox.language.words import lemmas as readings
@@ -51,13 +52,14 @@ def place_follows(toks: list, i: int, particle: str) -> bool:
                 return True
             if nxt.lower_ not in PLACE_PREPOSITIONS:
                 return False
-            return place_at(toks, k + 2)
+            return place_at(toks, k + 2) is not None
     return False
 
 
-def place_at(toks: list, k: int) -> bool:
-    """A noun phrase naming a place opens at ``toks[k]`` ("the start mark", "room 412"; not
-    "idle"): the last noun of its run heads it, whatever the parse ("the start *mark*")."""
+def place_at(toks: list, k: int) -> str | None:
+    """The noun phrase naming a place that opens at ``toks[k]``, without its determiner ("the
+    *start mark*", "*room 412*"), or None ("idle" is a state): the last noun of its run heads
+    it, whatever the parse ("the start *mark*")."""
     rest = [t for t in toks[k:] if t.dep_ not in ("det", "poss", "amod", "compound", "nummod")]
 
     def noun(t: Any) -> bool:  # "to *room* 412": a noun with its number, though tagged a verb
@@ -65,13 +67,29 @@ def place_at(toks: list, k: int) -> bool:
         return t.pos_ in ("NOUN", "PROPN") or labelled
 
     run = list(itertools.takewhile(noun, rest))
-    return bool(run) and lexname(run[-1].lower_, "n") not in NOT_PLACES
+    if not run or lexname(run[-1].lower_, "n") in NOT_PLACES:
+        return None
+    doc = run[-1].doc
+    first = next(t for t in toks[k:] if t.dep_ not in ("det", "poss"))
+    last = run[-1].i
+    while last + 1 < len(doc) and doc[last + 1].like_num:  # "room *four twelve*"
+        last += 1
+    return str(doc[first.i : last + 1].text)
 
 
-def destination_follows(toks: list, i: int) -> bool:
-    """A path to a place follows the verb at ``toks[i]`` and its object ("take this *up to
-    room 412*", "bring the tray *to the kitchen*")."""
+def destination_follows(toks: list, i: int) -> str | None:
+    """The place a path from the verb at ``toks[i]`` goes to ("take this *up to room 412*",
+    "bring the tray *to the kitchen*", "go to the *rooftop garden*"), or None."""
     for k in range(i + 1, min(i + 6, len(toks) - 1)):
         if toks[k].lower_ in PATH_PREPOSITIONS:
             return place_at(toks, k + 1)
-    return False
+    return None
+
+
+def destination(text: str) -> str | None:
+    """The place the request's first verb goes to, or None; a direction is no place ("move to
+    the *left*")."""
+    toks = list(parse(text))
+    verb = next((t for t in toks if t.pos_ == "VERB"), None)
+    place = destination_follows(toks, verb.i) if verb is not None else None
+    return None if place is None or is_direction(place.split()[-1]) else place

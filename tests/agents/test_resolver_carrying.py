@@ -243,3 +243,79 @@ def test_a_direction_answering_a_proposal_made_by_its_unit_gives_that_tools_call
     assert a.run("move 30 centimetres").data["clarify"] == "Did you mean jog 30 centimeters?"
     done = a.run("backwards")
     assert done.first_call is not None and done.first_call.arguments == {"distance_cm": -30}
+
+
+# -- places no choice names; devices that sound; measures a no-argument tool would lose ------
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("go to the rooftop garden", "rooftop garden"),
+        ("take us to the lighthouse", "lighthouse"),
+        ("take this up to room four twelve", "room four twelve"),
+        ("move to the left", None),  # a direction is no place
+        ("go back to idle", None),  # a state is no place
+    ],
+)
+def test_the_destination_of_a_motion_is_a_noun_phrase_naming_a_place(text, place):
+    from edgevox.language.paths import destination
+
+    assert destination(text) == place
+
+
+def test_a_place_none_of_the_going_tools_choices_names_is_asked_with_the_choices():
+    p = HOTEL.propose("take us to the lighthouse")
+    assert p.clarify == "I can't go to the lighthouse. Which place: lobby, kitchen, laundry or pool?"
+    assert p.call == ("go_to_place", {})
+
+
+@tool
+def set_siren(on: bool) -> str:
+    """Turn the siren on or off."""
+    return "ok"
+
+
+@tool
+def set_beacon(on: bool) -> str:
+    """Switch the flashing beacon on or off."""
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        ("sound the siren", ("set_siren", {"on": True})),
+        ("flash the beacon", ("set_beacon", {"on": True})),
+        ("silence the siren", ("set_siren", {"on": False})),
+    ],
+)
+def test_making_a_device_sound_or_shine_switches_it_on(text, call):
+    # WordNet: sound.v.02 and flash.v.01 are kinds of cause_to_be_perceived.v.01
+    p = SchemaResolver([set_siren, set_beacon]).propose(text)
+    assert p.call == call and p.sure
+
+
+@tool
+def change_depth(delta_m: float) -> str:
+    """Dive deeper or rise toward the surface.
+
+    A positive value goes deeper, a negative value rises. Moves are limited to 50 m at a time.
+
+    Args:
+        delta_m: change of depth in metres.
+    """
+    return "ok"
+
+
+@tool
+def surface() -> str:
+    """Abort the dive and bring the vehicle back up to the surface."""
+    return "ok"
+
+
+def test_a_tool_that_takes_nothing_does_not_take_a_measure_said():
+    r = SchemaResolver([change_depth, surface])
+    p = r.propose("come up 5 metres")
+    assert p.call == ("change_depth", {"delta_m": -5}) and p.clarify is not None  # "come up" only near: asked
+    assert r.propose("come up").call == ("surface", {})
