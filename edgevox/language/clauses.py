@@ -16,6 +16,7 @@ from typing import Any, Literal
 from edgevox.language.frames import LIGHT_READING_VERBS, READING_VERBS
 from edgevox.language.lexicon import informs, known
 from edgevox.language.nlp import parse, pipeline
+from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import addressee
 from edgevox.language.units import unit
 from edgevox.language.words import (
@@ -161,7 +162,9 @@ def _time_phrase_length(ws: list[str], i: int) -> int:
     if not rest:
         return 0
     if ws[i] == "at" and (rest[0].isdigit() or rest[0] in NUMBER_WORDS):
-        after = [w for w in rest[1:] if w not in NUMBER_WORDS and not w.isdigit()][:1]
+        spans = find_numbers(ws[i + 1 :])  # "at *three hundred* litres": the whole number
+        end = i + 1 + (spans[0].end if spans and spans[0].start == 0 else 1)
+        after = ws[end : end + 1]
         if after and (u := unit(after[0])) is not None and u.dimension != "time":
             return 0  # "hover at ten metres", "at 50 percent": a quantity, not a clock time
         return 2 + int(len(rest) > 1 and rest[1] in ("oclock", "am", "pm"))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edgevox.language.frames import WH_ATTRIBUTES, Phrase, noun_lemma
-from edgevox.language.lexicon import attribute_nouns, base_form, known, lexname, motion_entailed
+from edgevox.language.lexicon import attribute_nouns, base_form, known, lexname, made_adjective, motion_entailed
 from edgevox.language.nlp import parse
 from edgevox.language.paths import PATH_PREPOSITIONS, destination_follows, path_particle, place_follows
 from edgevox.language.phrasal import PARTICLES, verb_particles
@@ -182,6 +182,12 @@ def read_request(text: str) -> RequestFrame:
                 # (WordNet: bring.v.01, "take something or somebody with oneself somewhere",
                 # entails come.v.01); the request names the destination of that motion
                 phrases.append(Phrase(went))
+            if not carried and not is_direction(base):
+                # "slow down", "cool down", "brighten": a verb that is an adjective, or is made
+                # from one, changes what that adjective is a value of (WordNet's attribute:
+                # slow -> speed), the object it does not name
+                adjective = base if known(base, "a") else made_adjective(base)
+                nouns |= {n for n in attribute_nouns(adjective or "") if " " not in n}
             for phrase in phrases:
                 if phrase not in verbs:
                     verbs.append(phrase)

@@ -35,7 +35,22 @@ def tokenize(text: str) -> list[tuple[str, int, int]]:
     lowered = text.lower().replace("'", "").replace("\u2019", "")
     # Removing apostrophes shifts offsets; map back through an index of kept characters.
     kept = [i for i, ch in enumerate(text.lower()) if ch not in "'\u2019"]
-    return [(m.group(), kept[m.start()], kept[m.end() - 1] + 1) for m in _TOKEN_RE.finditer(lowered)]
+    tokens = [(m.group(), kept[m.start()], kept[m.end() - 1] + 1) for m in _TOKEN_RE.finditer(lowered)]
+    return _rates(tokens, text) if "/" in text else tokens
+
+
+def _rates(tokens: list[tuple[str, int, int]], text: str) -> list[tuple[str, int, int]]:
+    """A slash between two unit symbols is "per" ("6 km/h" is "6 km per h", "L/ha")."""
+    from edgevox.language.units import unit  # pint: loaded only when a slash is written
+
+    out: list[tuple[str, int, int]] = []
+    for k, tok in enumerate(tokens):
+        out.append(tok)
+        if k + 1 < len(tokens) and text[tok[2] : tokens[k + 1][1]] == "/":
+            nxt = tokens[k + 1][0]
+            if unit(tok[0]) is not None and unit(nxt) is not None:
+                out.append(("per", tok[2], tok[2] + 1))
+    return out
 
 
 def stem(word: str) -> str:

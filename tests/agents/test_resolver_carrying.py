@@ -319,3 +319,48 @@ def test_a_tool_that_takes_nothing_does_not_take_a_measure_said():
     p = r.propose("come up 5 metres")
     assert p.call == ("change_depth", {"delta_m": -5}) and p.clarify is not None  # "come up" only near: asked
     assert r.propose("come up").call == ("surface", {})
+
+
+# -- rates written with a slash, numbers after "at", verbs that are adjectives ---------------
+
+
+def test_a_slash_between_two_unit_symbols_is_per():
+    from edgevox.language.terms import tokenize
+
+    assert [w for w, _, _ in tokenize("6 km/h")] == ["6", "km", "per", "h"]
+    assert [w for w, _, _ in tokenize("pan and/or tilt")] == ["pan", "and", "or", "tilt"]  # no units
+
+
+def test_a_whole_spoken_number_after_at_with_a_unit_is_a_quantity_not_a_clock_time():
+    from edgevox.language.clauses import deferral
+
+    assert deferral("spray at three hundred litres a hectare".split()) == ""
+    assert deferral("do it at six".split()) == "later"
+
+
+@tool
+def set_speed(speed_kmh: float) -> str:
+    """Set the ground speed.
+
+    Args:
+        speed_kmh: Ground speed in km/h, 2 to 12.
+    """
+    return "ok"
+
+
+@tool
+def move_hitch(change_cm: int) -> str:
+    """Raise or lower the hitch. Positive raises, negative lowers. At most 30 cm either way."""
+    return "ok"
+
+
+def test_a_rate_written_with_a_slash_is_that_rate():
+    p = SchemaResolver([set_speed, move_hitch]).propose("set speed to 6 km/h")
+    assert p.call == ("set_speed", {"speed_kmh": 6}) and p.sure and p.clarify is None
+
+
+@pytest.mark.parametrize(("text", "args"), [("slow down", {}), ("slow down to five kph", {"speed_kmh": 5})])
+def test_a_verb_that_is_an_adjective_changes_what_the_adjective_is_a_value_of(text, args):
+    # WordNet's attribute: slow -> speed; "slow down" is no hitch move
+    p = SchemaResolver([set_speed, move_hitch]).propose(text)
+    assert p.call == ("set_speed", args) and p.clarify is not None
