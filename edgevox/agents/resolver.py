@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from edgevox.agents.resolver_args import (
+    UNKNOWN_SIGN,
     WHICH_WAY,
     Extraction,
     ToolIndex,
@@ -827,6 +828,9 @@ class SchemaResolver:
             prefix = ""
             if problem.startswith("out of bounds") and lo is not None and hi is not None:
                 prefix = f"I can {verb} from {lo:g} to {hi:g}{' ' + uname if uname else ''}. "
+            if problem.startswith(UNKNOWN_SIGN) and lo is not None and hi is not None:
+                way = problem[len(UNKNOWN_SIGN) :].strip()
+                prefix = f"I don't know if {way} is plus or minus: I can {verb} from {lo:g} to {hi:g}. "
             if unit is not None and unit.dimension == "length":
                 return f"{prefix}How far should I {verb}, in {uname}?"
             if uname:

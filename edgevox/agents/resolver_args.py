@@ -45,6 +45,8 @@ from edgevox.language.words import LIGHT_VERBS, has_seq
 INDEFINITES = frozenset("something anything everything stuff whatever it that this them".split())
 """Words that name nothing in particular: never a string value ("say something")."""
 WHICH_WAY = "no direction said:"
+UNKNOWN_SIGN = "its docstring gives no sign for"
+"""A problem: a direction was said for a signed value whose docstring names neither sign."""
 """Start of ``Extraction.problems[p]`` when a signed value was said without its direction."""
 AMBIGUOUS_NUMBER_JOINERS = frozenset(("or", "to"))
 """"two or three meters", "five to ten minutes": a range is not a value; ask."""
@@ -302,6 +304,13 @@ def extract_from(
             problems[pname] = "a negative value this parameter does not define"
             continue
         declared = index.frame.param(pname)
+        lowest = props[pname].get("minimum", declared.minimum if declared is not None else None)
+        said_ways = [w for w, st in zip(words, stems, strict=False) if st in DIRECTION_STEMS]
+        if rule is None and not span.signed and lowest is not None and lowest < 0 and said_ways:
+            # "tilt down 30 degrees" when the text says only "-90 to 90": which sign is down
+            # is a guess; asked, never acted on
+            problems[pname] = f"{UNKNOWN_SIGN} {said_ways[0]}"
+            continue
         bounds = {"minimum": declared.minimum, "maximum": declared.maximum} if declared is not None else {}
         bound = _out_of_bounds({**props[pname], **{k: v for k, v in bounds.items() if v is not None}}, value)
         if bound:

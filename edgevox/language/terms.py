@@ -184,7 +184,32 @@ def sign_rule(description: str) -> SignRule | None:
     that sign's cues ("Positive raises, negative lowers."); a sentence with one sign word
     is all its cue ("Lowers the arm when negative.").
     """
-    return _marked_rule(_without_remarks(description), {"negativ": "negativ", "positiv": "positiv"})
+    marks = {"negativ": "negativ", "positiv": "positiv"}
+    rule = _marked_rule(_without_remarks(description), marks)
+    glossed = _glossed_bounds(description) if rule is None else ""
+    return _marked_rule(glossed, marks) if glossed else rule
+
+
+_GLOSSED = re.compile(
+    r"(?<![\w.])(?P<minus>-|\u2212|minus\s+)?(?P<number>\d+(?:\.\d+)?)\s*(?:[a-z\u00b0%]+\s*)?"
+    r"(?:\((?P<paren>[^)]*)\)|(?:is|means|=)\s+(?P<said>[a-z ]+))",
+    re.IGNORECASE,
+)
+
+
+def _glossed_bounds(description: str) -> str:
+    """A sign convention said by naming signed values ("-90 (looking down) to 90 (looking up)",
+    "-30 is full left"), as the sentences "negative looking down. positive looking up."; "" when
+    no negative value is named by a direction."""
+    sides: dict[str, list[str]] = {"negative": [], "positive": []}
+    for m in _GLOSSED.finditer(description):
+        gloss = m.group("paren") or m.group("said") or ""
+        if float(m.group("number")) == 0 or not {stem(w) for w, _, _ in tokenize(gloss)} & DIRECTION_STEMS:
+            continue
+        sides["negative" if m.group("minus") else "positive"].append(gloss)
+    if not sides["negative"]:
+        return ""  # "0 (level) to 90 (straight up)": a scale with named points, no signed change
+    return ". ".join(f"{side} {' '.join(glosses)}" for side, glosses in sides.items() if glosses)
 
 
 _VIEWPOINT = re.compile(r"\s*\((?:as\s+)?(?:seen|viewed|looking|facing)\s+(?:from|at)\b[^()]*\)", re.I)

@@ -364,3 +364,46 @@ def test_a_verb_that_is_an_adjective_changes_what_the_adjective_is_a_value_of(te
     # WordNet's attribute: slow -> speed; "slow down" is no hitch move
     p = SchemaResolver([set_speed, move_hitch]).propose(text)
     assert p.call == ("set_speed", args) and p.clarify is not None
+
+
+# -- signs named by their values, and signs nobody named -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("description", "negative", "positive"),
+    [
+        ("Tilt angle, -90 (looking down) to 90 (looking up).", "down", "up"),
+        ("Steering angle; -30 is full left and 30 is full right.", "left", "right"),
+    ],
+)
+def test_a_sign_convention_said_by_naming_signed_values(description, negative, positive):
+    rule = sign_rule(description)
+    assert rule is not None and negative in rule.negative and positive in rule.positive
+
+
+def test_named_points_of_a_scale_without_negatives_are_no_sign_convention():
+    assert sign_rule("0 (level) to 90 (straight up)") is None
+
+
+@tool
+def tilt_camera(degrees: Annotated[int, "Tilt angle, -90 (looking down) to 90 (looking up)."]) -> str:
+    """Tilt the camera head."""
+    return "ok"
+
+
+@tool
+def pan(degrees: Annotated[float, "Pan angle, -170 to 170."]) -> str:
+    """Pan the head."""
+    return "ok"
+
+
+def test_a_direction_takes_the_sign_its_value_is_named_by():
+    p = SchemaResolver([tilt_camera]).propose("tilt the camera down 30 degrees")
+    assert p.call == ("tilt_camera", {"degrees": -30}) and p.clarify is None
+
+
+def test_a_direction_said_for_a_signed_value_whose_sign_nobody_named_is_asked():
+    r = SchemaResolver([pan])
+    p = r.propose("pan left 30 degrees")
+    assert p.call == ("pan", {}) and p.clarify is not None and "left is plus or minus" in p.clarify
+    assert r.propose("pan to minus 30").call == ("pan", {"degrees": -30})  # a sign said is the value
