@@ -407,3 +407,14 @@ def test_a_direction_said_for_a_signed_value_whose_sign_nobody_named_is_asked():
     p = r.propose("pan left 30 degrees")
     assert p.call == ("pan", {}) and p.clarify is not None and "left is plus or minus" in p.clarify
     assert r.propose("pan to minus 30").call == ("pan", {"degrees": -30})  # a sign said is the value
+
+
+@tool
+def log_defect(kind: Literal["crack", "root_intrusion", "deposit"], note: str = "") -> str:
+    """Record a defect at the crawler's current position."""
+    return "ok"
+
+
+def test_a_word_said_once_fills_one_parameter_not_also_a_free_text():
+    p = SchemaResolver([log_defect]).propose("log a crack here")
+    assert p.call == ("log_defect", {"kind": "crack"}) and p.sure
