@@ -59,6 +59,7 @@ from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
 from edgevox.agents.resolver_args import index_tool, is_string
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
+from edgevox.language.matching import match
 from edgevox.language.nlp import parse
 from edgevox.language.requests import directions_in, has_subject, read_request
 from edgevox.language.terms import stem, tokenize
@@ -218,7 +219,9 @@ class Clarifications:
             if again.clarify is not None and not tool_only:
                 return ClarifyAnswer("none")
             own = SchemaResolver([t]).extract(t, text).found  # what the answer says by itself
-            if not (directions_in(text) or own) or any(again.call[1].get(k) != v for k, v in own.items()):
+            # "the speaker volume" after "Did you mean set the speaker volume 8?": its object
+            names_it = match(read_request(text), index_tool(t).frame).objects >= 1.0
+            if not (directions_in(text) or own or names_it) or any(again.call[1].get(k) != v for k, v in own.items()):
                 return ClarifyAnswer("none")  # "to bench two": no part of the call
             return ClarifyAnswer("execute", ToolCall(again.call[0], dict(again.call[1])), p.more)
         # A new request ("climb thirty meters" after "What percent should I set the speed?") or

@@ -52,7 +52,7 @@ from edgevox.agents.resolver_args import (
     named_numbers,
 )
 from edgevox.agents.tools import Tool
-from edgevox.language.clauses import QUOTED
+from edgevox.language.clauses import QUOTED, deferral
 from edgevox.language.frames import NUMERIC, ToolFrame
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.lexicon import base_form, known, switch_polarity
@@ -64,6 +64,7 @@ from edgevox.language.phrasal import PREPOSITIONS
 from edgevox.language.requests import RequestFrame, is_direction, pronoun_object, read_request, strip_conjunction
 from edgevox.language.state_question import asks_advice, asks_robot_state
 from edgevox.language.terms import DIRECTION_STEMS, stem, tokenize
+from edgevox.language.units import unit
 from edgevox.language.words import LIGHT_VERBS, WH_WORDS, words
 
 
@@ -182,7 +183,22 @@ class SchemaResolver:
             name, args = proposal.call
             entry = self._entry(name)
             takes_time = any((u := entry.units.get(p)) is not None and u.dimension == "time" for p in args)
-            if not (intent.confirm == "duration" and takes_time):  # "a timer in five minutes" is its argument
+            times_said = sum(1 for w in words(intent.clause) if (u := unit(w)) is not None and u.dimension == "time")
+            timed_args = sum(1 for p in args if (u := entry.units.get(p)) is not None and u.dimension == "time")
+            if times_said > timed_args:  # "start a 20 minute cycle in an hour": the hour is a delay
+                takes_time = False
+            if intent.confirm == "duration" and takes_time:
+                # "set a timer in five minutes", "start a cycle in twenty minutes": the time said
+                # with "in" is the tool's own time or a delay before it: the call is offered
+                proposal.clarify = f"Should I {self.describe(name, args)} now?"
+                proposal.plan = []
+            else:
+                if takes_time and deferral(words(intent.clause)) == "duration":
+                    # "start the cycle in an hour": the hour is when, not how long; it is no value
+                    timed = [p for p in args if (u := entry.units.get(p)) is not None and u.dimension == "time"]
+                    args = {p: v for p, v in args.items() if p not in timed}
+                    proposal.call = (name, args)
+                    proposal.missing[name] = [*proposal.missing.get(name, []), *timed]
                 proposal.clarify = self.confirm_question(intent.confirm, name, args)
                 proposal.plan = []
         return proposal
@@ -501,7 +517,7 @@ class SchemaResolver:
                 return self._bare_verb(request, matches) or proposal(
                     None, True, [], "no tool is named by the request's verb or objects"
                 )
-            fit = self._only_fit(arg_only, request, in_unit, value_hits)
+            fit = self._only_fit(arg_only, request, in_unit, value_hits, by_unit=True)  # only asked
             if fit is None:
                 return proposal(None, False, arg_only[:3], ARGUMENTS_ONLY)
             # "slide over to the right three metres": an unknown verb of motion, and values only
@@ -512,19 +528,11 @@ class SchemaResolver:
                 return proposal(call, True, [fit], *asked)
             return proposal(call, True, [fit], VALUES_FIT, f"Did you mean {self.describe(fit, found[fit])}?")
         best = named[0]
-        if not self._entry(best).tool.parameters.get("properties") and any(in_unit.values()):
-            # "come up 5 metres": a tool that takes nothing would lose the measure said; the
-            # one tool the verb is related to that takes it in its unit, and reads a sign from
-            # the words said (a particle too: the "up" of "come up"), is meant
-            all_stems = [stem(w) for w, _, _ in tokens]
-            measure_takers = [
-                n
-                for n in ranked
-                if matches[n].verb > 0
-                and in_unit[n] > 0
-                and any(r.sign(all_stems) in (-1, 1) for r in self._entry(n).signs.values())
-            ]
-            best = measure_takers[0] if len(measure_takers) == 1 else best
+        taker = self._measure_taker(best, ranked, matches, in_unit, tokens)
+        chosen_by_measure = taker is not None
+        best = taker or best
+        named, object_decides = self._object_decides(named, matches, scores, in_unit) if not taker else (named, False)
+        best = named[0] if object_decides else best
         m = matches[best]
         entry = self._entry(best)
         frame = entry.frame
@@ -540,8 +548,14 @@ class SchemaResolver:
         candidates = [best] + [n for n in named[1:] if scores[n] > scores[best] - 2 * self.margin][:2]
         call = (best, found[best])
         reason = m.how or "named"
-        if len(named) > 1 and scores[best] - scores[named[1]] < self.margin:
-            return proposal(call, False, candidates, f"close second: {named[1]} ({reason})")
+        rival = next((n for n in named if n != best), None)
+        if (
+            rival is not None
+            and scores[best] - scores[rival] < self.margin
+            and not object_decides
+            and not chosen_by_measure
+        ):
+            return proposal(call, False, candidates, f"close second: {rival} ({reason})")
         rival = self._value_in_free_words(best, ranked, found, missing, problems, text)
         if rival is not None:
             # "show the welcome screen": free words for show_message, or the "welcome" value of
@@ -610,9 +624,31 @@ class SchemaResolver:
             # "snap a picture of bed eleven": a verb only near the tool's, and beside its object
             # another tool's ("picture" of take_photo): which was meant? asked
             elsewhere = self._other_object_said(best, request, found[best])
+        # "turn the sonde on at thirty-three k": a number said that the call does not take would
+        # be lost; the call is asked about, never run without it
+        said_words = [w for w, _, _ in tokens]
+        # an article is no amount said ("start *a* cycle": pint's cycle is a unit, one of it)
+        spans = [n for n in find_numbers(said_words) if said_words[n.start : n.end] not in (["a"], ["an"])]
+        amounts = len(spans) - len(in_names)
+        taken = sum(
+            1
+            for v in found[best].values()
+            if (isinstance(v, (int, float)) and not isinstance(v, bool)) or any(c.isdigit() for c in str(v))
+        )
+        number_left_out = not quoted and not entry.query and amounts > taken
+        # "turn it off" with lights and a laser: "it" was named before, or not at all; the verb
+        # alone picks one of the tools it fits
+        pronoun_guess = (
+            not request.nouns
+            and not query_only
+            and pronoun_object(text) is not None
+            and any(n != best and matches[n].verb >= NEAR for n in named)
+        )
         # "go over to my desk": a value named only by the docstring's words for it is confirmed
         if (
             elsewhere
+            or pronoun_guess
+            or number_left_out
             or described[best]
             or (
                 not values_fit and not self._sure_of_tool(m, frame, request, query_only, self._names_value(best, found))
@@ -621,6 +657,51 @@ class SchemaResolver:
             question = f"Did you mean {self.describe(best, found[best])}?"
             return proposal(call, True, candidates, f"unsure of the tool ({reason})", question)
         return proposal(call, True, candidates, reason)
+
+    def _measure_taker(
+        self,
+        best: str,
+        ranked: list[str],
+        matches: dict[str, Match],
+        in_unit: dict[str, int],
+        tokens: list[tuple[str, int, int]],
+    ) -> str | None:
+        """ "come up 5 metres", "dim the lights to five percent": a tool that takes no number
+        would lose the measure said; the one tool the verb or the object is related to that
+        takes it in its unit (and reads its sign from the words said, a particle too: the "up"
+        of "come up", when it is signed) is meant. None when ``best`` takes a number, or no
+        single tool takes the measure."""
+        if any(p.kind in NUMERIC for p in self._entry(best).frame.params) or not any(in_unit.values()):
+            return None
+        said = [stem(w) for w, _, _ in tokens]
+        takers = [
+            n
+            for n in ranked
+            if (matches[n].verb > 0 or matches[n].objects > 0)
+            and in_unit[n] > 0
+            and all(r.sign(said) in (-1, 1) for r in self._entry(n).signs.values())
+        ]
+        return takers[0] if len(takers) == 1 and takers[0] != best else None
+
+    def _object_decides(
+        self, named: list[str], matches: dict[str, Match], scores: dict[str, float], in_unit: dict[str, int]
+    ) -> tuple[list[str], bool]:
+        """ "turn the laser off": two close tools that both fit the verb; the object said is one
+        tool's, and none of the other's objects is said: the object decides (that tool first),
+        unless the other takes a measure said that it does not ("move the arm ten centimetres"
+        is no "park the arm")."""
+        if len(named) < 2 or scores[named[0]] - scores[named[1]] >= self.margin:
+            return named, False
+        first, second = named[0], named[1]
+        for winner, loser in ((second, first), (first, second)):
+            if (
+                matches[loser].objects == 0
+                and matches[winner].objects >= 1.0
+                and self._entry(loser).frame.objects
+                and not (in_unit[loser] > 0 and in_unit[winner] == 0)
+            ):
+                return ([winner, loser, *named[2:]] if winner == second else named), True
+        return named, False
 
     def _choice_said_whole(self, name: str, given: dict[str, Any], tokens: list[tuple[str, int, int]]) -> bool:
         """One of the tool's choices given, each of its words said ("the *pharmacy*", "the
@@ -699,7 +780,13 @@ class SchemaResolver:
         return {stem(w) for w in request.nouns if not is_direction(w)} & self._sign_cues - DIRECTION_STEMS
 
     def _only_fit(
-        self, names: list[str], request: RequestFrame, in_unit: dict[str, int], value_hits: dict[str, int]
+        self,
+        names: list[str],
+        request: RequestFrame,
+        in_unit: dict[str, int],
+        value_hits: dict[str, int],
+        *,
+        by_unit: bool = False,
     ) -> str | None:
         """The one tool that takes every direction the request says, and the unit of a number
         said with one ("nudge it down five degrees": the tilt, not the left/right pan); with no
@@ -714,8 +801,12 @@ class SchemaResolver:
                 for n in names
                 if said <= self._entry(n).frame.directions and (in_unit[n] > 0 or not any(in_unit.values()))
             ]
-        else:  # a verb besides the value ("rock, please" says only the value)
-            fits = [n for n in names if value_hits[n] > 0 and self._verb_besides_values(n, request)]
+        else:  # a verb besides the value ("rock, please" says only the value), or its unit when asked ("two metres")
+            fits = [
+                n
+                for n in names
+                if (value_hits[n] > 0 or (by_unit and in_unit[n] > 0)) and self._verb_besides_values(n, request)
+            ]
         return fits[0] if len(fits) == 1 else None
 
     def _verb_besides_values(self, name: str, request: RequestFrame) -> bool:

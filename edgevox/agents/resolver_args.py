@@ -201,6 +201,20 @@ def extract_from(
         span_i = _pick_number(
             numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric), labels, pname
         )
+        wanted_unit = index.units.get(pname)
+        measured = [
+            i
+            for i, n in enumerate(numbers)
+            if i not in used_numbers
+            and labels.get(i) in (None, pname)
+            and (u := spoken_unit(words, n.end)) is not None
+            and wanted_unit is not None
+            and same_dimension(u, wanted_unit)
+        ]
+        if span_i is not None and span_i not in measured and len(measured) == 1:
+            # "raise the three-point linkage a hundred millimetres": the number said in the
+            # parameter's dimension is its value, not a bare number before it
+            span_i = measured[0]
         if span_i is None:
             frame_param = index.frame.param(pname)
             if frame_param is not None and frame_param.value_words:
@@ -249,6 +263,8 @@ def extract_from(
         if _range_said(numbers, span_i, words, ("or",)) or (len(numeric) == 1 and _range_said(numbers, span_i, words)):
             # "two or three" is one value unsure, never two values ("water bench two or three")
             problems[pname] = f"a range, not one value: {text!r}"
+            said, wanted = spoken_unit(words, numbers[-1].end), index.units.get(pname)
+            unit_hits += int(said is not None and wanted is not None and same_dimension(said, wanted))
             continue
         said, wanted = spoken_unit(words, span.end), index.units.get(pname)
         if said is not None and wanted is not None and said.pint_name == "degree" and wanted.dimension == "temperature":

@@ -82,7 +82,9 @@ def strip_annotated(hint: Any) -> tuple[Any, str | None]:
     if get_origin(hint) is typing.Annotated:
         base, *meta = get_args(hint)
         desc = next((m for m in meta if isinstance(m, str)), None)
-        return base, desc
+        # pydantic's Field(description=...), duck-typed: its text is the parameter's, as a string's is
+        described = (d for m in meta if isinstance(d := getattr(m, "description", None), str) and d.strip())
+        return base, desc if desc is not None else next(described, None)
     return hint, None
 
 

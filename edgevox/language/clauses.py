@@ -195,6 +195,18 @@ def _right_after_opening_verb(ws: list[str], i: int) -> bool:
     return can_be_base_verb(ws[k]) and (i == k + 1 or (i == k + 2 and ws[k + 1] in ("out",)))
 
 
+def waits_for_an_event(ws: list[str]) -> bool:
+    """A time clause that waits for an event ("once the patient's been moved", "when I get
+    home", "as soon as I am gone"): a request for later, unlike a supposition ("if ...")."""
+    for i, w in enumerate(ws):
+        after = ws[i + 1] if i + 1 < len(ws) else ""
+        if w in ("when", "whenever", "once") and (after in SUBJECT_PRONOUNS or after in DETERMINERS):
+            return True
+        if w == "as" and ws[i + 1 : i + 3] == ["soon", "as"]:
+            return True
+    return False
+
+
 def is_conditional(ws: list[str], text: str = "") -> bool:
     """A condition or supposition anywhere in the words (rule 1); ``text``, when given, is
     parsed to tell an indirect question's "if" from a condition's."""
@@ -461,8 +473,15 @@ def classify_clause(text: str) -> Clause:
         pass  # "do a full turn", "have a look", "be quiet": a main verb, not an inversion
     elif ws[0] in AUXILIARIES and not polite:
         return Clause(text, "question", f"opens with the auxiliary {ws[0]!r}")
-    if text.rstrip().endswith("?") and not polite:
+    suggested = (ws[0] in ("you", "u") and len(ws) > 2 and ws[1] in REQUEST_MODALS and can_be_base_verb(ws[2])) or (
+        can_be_base_verb(ws[0]) and ws[0] not in AUXILIARIES and not _noun_subject(ws) and not _subject_clause(ws)
+    )
+    if text.rstrip().endswith("?") and not polite and not (suggested and any(w in HEDGES for w in raw)):
+        # "Maybe you could speed up a bit?", "Maybe lower the mast a bit?": a hedged request
+        # said with a rising voice has no inverted auxiliary; it is a request, confirmed first
         return Clause(text, "question", "ends with a question mark")
+    if suggested and ws[0] in ("you", "u"):
+        return Clause(text, "command", "a request addressed to the robot")
     if _asks_to_be_told(ws[2:] if polite else ws):
         return Clause(text, "question", "asks to be told ('tell me ...', 'let me know ...')", requested=True)
     asked = ws[2:] if polite else ws

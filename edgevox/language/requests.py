@@ -176,7 +176,8 @@ def read_request(text: str) -> RequestFrame:
                     phrases.append(Phrase("return"))
             if is_direction(base):
                 phrases.append(Phrase("move"))  # "back up", "back off": a move in that direction
-            carried = any(c.dep_ == "dobj" for c in t.children)
+            # an object, not a measure ("slow down to 4 km/h": "h" is no object)
+            carried = any(c.dep_ == "dobj" and not c.like_num and unit(c.lower_) is None for c in t.children)
             if carried and (went := motion_entailed(base)) and destination_follows(toks, i):
                 # "take this up to room 412": carrying a thing (the object) somewhere entails going there
                 # (WordNet: bring.v.01, "take something or somebody with oneself somewhere",

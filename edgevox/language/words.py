@@ -124,14 +124,32 @@ def words(text: str) -> list[str]:
     is one word ("do-not-disturb" -> "donotdisturb": a name, not a negation). A noun's "'s"
     before a determiner, "not" or a verb's -ing form is "is" ("the cafeteria's doing lasagne",
     "the kitchen's a mess"), not a possessive ("the cafeteria's menu")."""
-    lowered = _NOUN_IS.sub(r"\1 is ", _HYPHENATED.sub("", text.lower().replace("\u2019", "'")))
+    lowered = _NOUN_IS.sub(_possessive_or_is, _HYPHENATED.sub("", text.lower().replace("\u2019", "'")))
     return _WORD_RE.findall(lowered.replace("'", ""))
 
 
 _NOUN_IS = re.compile(
-    r"\b(?!(?:it|that|what|there|here|he|she|who|let|where|how)'s)([a-z]+)'s\s+"
-    r"(?=(?:a|an|the|this|that|my|your|our|their|not|been|[a-z]+ing)\b)"
+    r"(?P<before>\b[a-z0-9]+\s+)?\b(?!(?:it|that|what|there|here|he|she|who|let|where|how)'s)"
+    r"(?P<noun>[a-z]+)'s\s+(?P<next>[a-z]+)(?P<rest>\s+[a-z]+)?"
 )
+_IS_BEFORE = frozenset("a an the this that my your our their not been".split())
+
+
+def _possessive_or_is(m: re.Match[str]) -> str:
+    """A possessive "'s" is followed by what is possessed, a noun (maybe after an adjective):
+    "the cafeteria's menu", "the robot's left arm". Before a determiner, "not", an -ing form, or
+    a word that is no noun (an adverb, a particle, an adjective ending the clause) it is "is":
+    "the left section's *already* off", "the tank's *empty*". After a number it is a plural
+    ("four k's an hour")."""
+    before, noun, nxt, rest = m.group("before") or "", m.group("noun"), m.group("next"), m.group("rest") or ""
+    if before.strip() and (before.strip().isdigit() or before.strip() in NUMBER_WORDS):
+        return f"{before}{noun}s {nxt}{rest}"
+    after = rest.strip()
+    readings = lemmas(nxt)
+    noun_follows = "ADJ" in readings and bool(after) and "NOUN" in lemmas(after)
+    if nxt in _IS_BEFORE or nxt.endswith("ing") or ("NOUN" not in readings and not noun_follows):
+        return f"{before}{noun} is {nxt}{rest}"
+    return m.group(0)
 
 
 _HYPHENATED = re.compile(r"(?<=[a-z])-(?=[a-z])")

@@ -90,9 +90,9 @@ INTENT_RULES = [
     ("if it gets dark turn on the light", "hypothetical", None),
     ("if it gets dark, turn on the light", "hypothetical", None),
     ("turn on the light when I get home", "hypothetical", None),
-    ("once we are done, take the cup to the sink", "hypothetical", None),
+    ("once we are done, take the cup to the sink", "command", "take the cup to the sink"),  # for later: asked
     ("open the gate once the car is out", "hypothetical", None),
-    ("as soon as she leaves, dim the lights", "hypothetical", None),
+    ("as soon as she leaves, dim the lights", "command", "dim the lights"),  # for later: asked
     ("spin around once more", "command", None),
     ("what would happen if you turned left", "hypothetical", None),
     ("suppose you drove ten meters", "hypothetical", None),
@@ -172,6 +172,10 @@ INTENT_RULES = [
         ("at six close the blinds", "later"),
         ("in ten minutes close the blinds", "duration"),
         ("maybe you could close the blinds", "hedged"),
+        ("once we are done, take the cup to the sink", "later"),  # waits for an event
+        ("as soon as she leaves, dim the lights", "later"),
+        ("Maybe you could speed up a bit?", "hedged"),  # a hedged request said rising: no inversion
+        ("Maybe lower the mast a bit?", "hedged"),
         ("close the blinds", ""),
     ],
 )
