@@ -531,7 +531,10 @@ class SchemaResolver:
         taker = self._measure_taker(best, ranked, matches, in_unit, tokens)
         chosen_by_measure = taker is not None
         best = taker or best
-        named, object_decides = self._object_decides(named, matches, scores, in_unit) if not taker else (named, False)
+        whole = {n: self._choice_said_whole(n, found[n], tokens) for n in named[:2]}
+        named, object_decides = (
+            self._object_decides(named, matches, scores, in_unit, whole) if not taker else (named, False)
+        )
         best = named[0] if object_decides else best
         m = matches[best]
         entry = self._entry(best)
@@ -684,22 +687,27 @@ class SchemaResolver:
         return takers[0] if len(takers) == 1 and takers[0] != best else None
 
     def _object_decides(
-        self, named: list[str], matches: dict[str, Match], scores: dict[str, float], in_unit: dict[str, int]
+        self,
+        named: list[str],
+        matches: dict[str, Match],
+        scores: dict[str, float],
+        in_unit: dict[str, int],
+        whole: dict[str, bool],
     ) -> tuple[list[str], bool]:
         """ "turn the laser off": two close tools that both fit the verb; the object said is one
         tool's, and none of the other's objects is said: the object decides (that tool first),
         unless the other takes a measure said that it does not ("move the arm ten centimetres"
-        is no "park the arm")."""
+        is no "park the arm"). So does one of a tool's choices said whole that the other has no
+        place for ("make your way to the *office*": ``go_to``, not ``move``)."""
         if len(named) < 2 or scores[named[0]] - scores[named[1]] >= self.margin:
             return named, False
         first, second = named[0], named[1]
         for winner, loser in ((second, first), (first, second)):
-            if (
-                matches[loser].objects == 0
-                and matches[winner].objects >= 1.0
-                and self._entry(loser).frame.objects
-                and not (in_unit[loser] > 0 and in_unit[winner] == 0)
-            ):
+            by_object = (
+                matches[loser].objects == 0 and matches[winner].objects >= 1.0 and self._entry(loser).frame.objects
+            )
+            by_choice = whole[winner] and not whole[loser] and in_unit[loser] == 0
+            if (by_object or by_choice) and not (in_unit[loser] > 0 and in_unit[winner] == 0):
                 return ([winner, loser, *named[2:]] if winner == second else named), True
         return named, False
 

@@ -229,3 +229,21 @@ def park_arm() -> str:
 def test_the_object_does_not_decide_for_a_tool_that_would_lose_the_measure_said():
     p = SchemaResolver([lift, park_arm]).propose("move the arm ten centimetres")
     assert p.call != ("park_arm", {})
+
+
+@tool
+def move(distance_m: float) -> str:
+    """Move straight forward or backward. Positive forward, negative backward."""
+    return "ok"
+
+
+@tool
+def go_to(room: Literal["kitchen", "office", "bedroom"]) -> str:
+    """Go to a room."""
+    return "ok"
+
+
+def test_a_choice_said_whole_decides_between_two_tools_of_one_verb():
+    # "make your way" is WordNet's travel, as near "move" as "go"; the office is a place of go_to's
+    p = SchemaResolver([move, go_to]).propose("can you make your way to the office")
+    assert p.call == ("go_to", {"room": "office"})
