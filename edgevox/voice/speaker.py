@@ -358,6 +358,8 @@ class Speaker:
         """Playback thread: first-audio events and end-of-turn detection from ``played_samples``."""
         while not self._stopping.is_set():
             with self._cond:
+                if self._stopping.is_set():
+                    return  # checked under the lock: a stop signalled since the loop's check has notified already
                 turn = self._current
                 if turn is None or turn.halted or turn.played_out.is_set():
                     self._cond.wait()

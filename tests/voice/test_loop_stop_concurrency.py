@@ -91,3 +91,33 @@ def test_stop_rejects_a_nan_wait_and_clamps_an_infinite_one(bus):
         loop.stop(math.nan)
     assert loop.running
     assert loop.stop(math.inf).clean and not loop.running
+
+
+class _StopSeenLate(threading.Event):
+    """A stop signalled between the playback thread's loop check and its wait: the first check
+    misses it (as a thread preempted there would), every later one sees it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks = 0
+
+    def is_set(self) -> bool:
+        self.checks += 1
+        return self.checks > 1 and super().is_set()
+
+
+def test_a_stop_signalled_before_the_playback_thread_waits_is_not_lost():
+    from types import SimpleNamespace
+
+    from edgevox.testing import FakeTTS
+    from edgevox.voice.speaker import Speaker
+
+    out = SimpleNamespace(sample_rate_hz=16000, played_samples=0)
+    speaker = Speaker(FakeTTS(sample_rate_hz=16000), out, print, session_id="s", on_error=print)  # type: ignore[arg-type]
+    late = _StopSeenLate()
+    speaker._stopping = late
+    speaker.signal_stop()  # sets it and notifies: before the watcher below waits
+    watcher = threading.Thread(target=speaker._playback_watcher, name="edgevox-voice-playback")
+    watcher.start()
+    watcher.join(5.0)
+    assert not watcher.is_alive(), "the playback thread waits for a notification that already came"
