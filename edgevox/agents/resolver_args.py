@@ -349,9 +349,9 @@ def extract_from(
         if value and not quoted and _names_the_tool(value, t.name):
             problems[pname] = f"{value!r} names the tool, not a value"  # "count the *items*": which SKU?
             continue
-        taken = {str(v).replace("_", " ").lower() for v in found.values() if isinstance(v, str)}
-        if value and not quoted and value.replace("_", " ").lower() in taken:
-            continue  # "log a crack here": "crack" is the kind already, no note besides
+        chosen = {str(v).replace("_", " ").lower() for q, v in found.items() if enum_values(props.get(q, {}))}
+        if value and not quoted and value.replace("_", " ").lower() in chosen:
+            continue  # "log a crack here": "crack" named the kind, one of its choices; no note besides
         if value and (quoted or value.lower() not in INDEFINITES):
             found[pname] = value
             hits += bool(quoted)  # a text in quotation marks is given as clearly as a number
