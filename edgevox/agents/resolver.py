@@ -182,20 +182,19 @@ class SchemaResolver:
         if intent.confirm and proposal.call is not None and proposal.clarify is None:
             name, args = proposal.call
             entry = self._entry(name)
-            takes_time = any((u := entry.units.get(p)) is not None and u.dimension == "time" for p in args)
-            times_said = sum(1 for w in words(intent.clause) if (u := unit(w)) is not None and u.dimension == "time")
-            timed_args = sum(1 for p in args if (u := entry.units.get(p)) is not None and u.dimension == "time")
-            if times_said > timed_args:  # "start a 20 minute cycle in an hour": the hour is a delay
-                takes_time = False
+            timed = [p for p in args if (u := entry.units.get(p)) is not None and u.dimension == "time"]
+            said = words(intent.clause)
+            times_said = sum(1 for w in said if (u := unit(w)) is not None and u.dimension == "time")
+            # "start a 20 minute cycle in an hour": a time besides the tool's is a delay
+            takes_time = bool(timed) and times_said <= len(timed)
             if intent.confirm == "duration" and takes_time:
                 # "set a timer in five minutes", "start a cycle in twenty minutes": the time said
                 # with "in" is the tool's own time or a delay before it: the call is offered
                 proposal.clarify = f"Should I {self.describe(name, args)} now?"
                 proposal.plan = []
             else:
-                if takes_time and deferral(words(intent.clause)) == "duration":
+                if takes_time and deferral(said) == "duration":
                     # "start the cycle in an hour": the hour is when, not how long; it is no value
-                    timed = [p for p in args if (u := entry.units.get(p)) is not None and u.dimension == "time"]
                     args = {p: v for p, v in args.items() if p not in timed}
                     proposal.call = (name, args)
                     proposal.missing[name] = [*proposal.missing.get(name, []), *timed]
@@ -419,8 +418,10 @@ class SchemaResolver:
         missing: dict[str, list[str]] = {}
         problems: dict[str, dict[str, str]] = {}
         # A direction said with a number rules out tools that cannot go that way, when some tool can.
-        in_names = named_numbers([w for w, _, _ in tokens], self._index)  # "dock 2": a name, no amount
-        numbers_said = len(find_numbers([w for w, _, _ in tokens])) > len(in_names)
+        said_words = [w for w, _, _ in tokens]
+        said_numbers = find_numbers(said_words)
+        in_names = named_numbers(said_words, self._index)  # "dock 2": a name, no amount
+        numbers_said = len(said_numbers) > len(in_names)
         cued = self._cued(request)
         quoted = QUOTED.search(text) is not None  # 'put "back in five" on the screen': a text it shows
         takers = (
@@ -527,15 +528,12 @@ class SchemaResolver:
             if asked is not None:
                 return proposal(call, True, [fit], *asked)
             return proposal(call, True, [fit], VALUES_FIT, f"Did you mean {self.describe(fit, found[fit])}?")
-        best = named[0]
-        taker = self._measure_taker(best, ranked, matches, in_unit, tokens)
-        chosen_by_measure = taker is not None
-        best = taker or best
-        whole = {n: self._choice_said_whole(n, found[n], tokens) for n in named[:2]}
-        named, object_decides = (
-            self._object_decides(named, matches, scores, in_unit, whole) if not taker else (named, False)
-        )
-        best = named[0] if object_decides else best
+        taker = self._measure_taker(named[0], ranked, matches, in_unit, tokens)
+        chosen_by_measure, object_decides = taker is not None, False
+        if taker is None:
+            whole = {n: self._choice_said_whole(n, found[n], tokens) for n in named[:2]}
+            named, object_decides = self._object_decides(named, matches, scores, in_unit, whole)
+        best = taker or named[0]
         m = matches[best]
         entry = self._entry(best)
         frame = entry.frame
@@ -629,9 +627,8 @@ class SchemaResolver:
             elsewhere = self._other_object_said(best, request, found[best])
         # "turn the sonde on at thirty-three k": a number said that the call does not take would
         # be lost; the call is asked about, never run without it
-        said_words = [w for w, _, _ in tokens]
         # an article is no amount said ("start *a* cycle": pint's cycle is a unit, one of it)
-        spans = [n for n in find_numbers(said_words) if said_words[n.start : n.end] not in (["a"], ["an"])]
+        spans = [n for n in said_numbers if said_words[n.start : n.end] not in (["a"], ["an"])]
         amounts = len(spans) - len(in_names)
         taken = sum(
             1

@@ -45,9 +45,10 @@ from edgevox.language.words import LIGHT_VERBS, has_seq
 INDEFINITES = frozenset("something anything everything stuff whatever it that this them".split())
 """Words that name nothing in particular: never a string value ("say something")."""
 WHICH_WAY = "no direction said:"
-UNKNOWN_SIGN = "its docstring gives no sign for"
-"""A problem: a direction was said for a signed value whose docstring names neither sign."""
 """Start of ``Extraction.problems[p]`` when a signed value was said without its direction."""
+UNKNOWN_SIGN = "its docstring gives no sign for"
+"""Start of ``Extraction.problems[p]`` when a direction was said for a signed value whose
+docstring names neither sign."""
 AMBIGUOUS_NUMBER_JOINERS = frozenset(("or", "to"))
 """"two or three meters", "five to ten minutes": a range is not a value; ask."""
 
@@ -199,22 +200,16 @@ def extract_from(
         labels[i] = pname
     for pname in numeric:
         span_i = _pick_number(
-            numbers, used_numbers, stems, index.unit_words.get(pname, frozenset()), len(numeric), labels, pname
+            numbers,
+            used_numbers,
+            stems,
+            index.unit_words.get(pname, frozenset()),
+            len(numeric),
+            labels,
+            pname,
+            words=words,
+            wanted=index.units.get(pname),
         )
-        wanted_unit = index.units.get(pname)
-        measured = [
-            i
-            for i, n in enumerate(numbers)
-            if i not in used_numbers
-            and labels.get(i) in (None, pname)
-            and (u := spoken_unit(words, n.end)) is not None
-            and wanted_unit is not None
-            and same_dimension(u, wanted_unit)
-        ]
-        if span_i is not None and span_i not in measured and len(measured) == 1:
-            # "raise the three-point linkage a hundred millimetres": the number said in the
-            # parameter's dimension is its value, not a bare number before it
-            span_i = measured[0]
         if span_i is None:
             frame_param = index.frame.param(pname)
             if frame_param is not None and frame_param.value_words:
@@ -263,8 +258,13 @@ def extract_from(
         if _range_said(numbers, span_i, words, ("or",)) or (len(numeric) == 1 and _range_said(numbers, span_i, words)):
             # "two or three" is one value unsure, never two values ("water bench two or three")
             problems[pname] = f"a range, not one value: {text!r}"
-            said, wanted = spoken_unit(words, numbers[-1].end), index.units.get(pname)
-            unit_hits += int(said is not None and wanted is not None and same_dimension(said, wanted))
+            # "fifteen or twenty *minutes*": the range's unit, said after its last number
+            wanted = index.units.get(pname)
+            after = [numbers[k].end for k in (span_i, span_i + 1) if k < len(numbers)]
+            unit_hits += int(
+                wanted is not None
+                and any((u := spoken_unit(words, e)) is not None and same_dimension(u, wanted) for e in after)
+            )
             continue
         said, wanted = spoken_unit(words, span.end), index.units.get(pname)
         if said is not None and wanted is not None and said.pint_name == "degree" and wanted.dimension == "temperature":
@@ -665,15 +665,42 @@ def _pick_number(
     n_numeric: int,
     labels: dict[int, str] | None = None,
     pname: str = "",
+    *,
+    words: list[str] | None = None,
+    wanted: Unit | None = None,
 ) -> int | None:
     """``labels``: number -> the parameter whose name is said right before it ("aisle 6",
-    "shelf two"): that number is that parameter's, and no other's."""
+    "shelf two"): that number is that parameter's, and no other's. ``wanted``: the parameter's
+    unit; a number said in its dimension is its value, not a bare number the rules picked
+    before it ("raise the three-point linkage a hundred millimetres"), when it is the only one."""
     labels = labels or {}
-    free = [i for i in range(len(numbers)) if i not in used]
+    free = [i for i in range(len(numbers)) if i not in used and labels.get(i) in (None, pname)]
+    picked = _by_label_or_place(numbers, free, stems, unit_words, n_numeric, labels, pname)
+    measured = [
+        i
+        for i in free
+        if wanted is not None
+        and words is not None
+        and (u := spoken_unit(words, numbers[i].end)) is not None
+        and same_dimension(u, wanted)
+    ]
+    if picked is not None and picked not in measured and len(measured) == 1:
+        return measured[0]
+    return picked
+
+
+def _by_label_or_place(
+    numbers: list,
+    free: list[int],
+    stems: list[str],
+    unit_words: frozenset[str],
+    n_numeric: int,
+    labels: dict[int, str],
+    pname: str,
+) -> int | None:
     own = [i for i in free if labels.get(i) == pname]
     if own:
         return own[0]
-    free = [i for i in free if labels.get(i) in (None, pname)]
     if not free:
         return None
     # A number followed by one of the parameter's own words ("45 degrees") belongs to it.

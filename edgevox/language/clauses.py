@@ -198,13 +198,16 @@ def _right_after_opening_verb(ws: list[str], i: int) -> bool:
 def waits_for_an_event(ws: list[str]) -> bool:
     """A time clause that waits for an event ("once the patient's been moved", "when I get
     home", "as soon as I am gone"): a request for later, unlike a supposition ("if ...")."""
-    for i, w in enumerate(ws):
-        after = ws[i + 1] if i + 1 < len(ws) else ""
-        if w in ("when", "whenever", "once") and (after in SUBJECT_PRONOUNS or after in DETERMINERS):
-            return True
-        if w == "as" and ws[i + 1 : i + 3] == ["soon", "as"]:
-            return True
-    return False
+    return any(_waits_at(ws, i) for i in range(len(ws)))
+
+
+def _waits_at(ws: list[str], i: int) -> bool:
+    """A time clause waiting for an event opens at ``ws[i]``: "when", "whenever" or "once"
+    before its subject ("once *the* car is out"; not "once more"), or "as soon as"."""
+    after = ws[i + 1] if i + 1 < len(ws) else ""
+    if ws[i] in ("when", "whenever", "once") and (after in SUBJECT_PRONOUNS or after in DETERMINERS):
+        return True
+    return ws[i] == "as" and ws[i + 1 : i + 3] == ["soon", "as"]
 
 
 def is_conditional(ws: list[str], text: str = "") -> bool:
@@ -227,14 +230,10 @@ def is_conditional(ws: list[str], text: str = "") -> bool:
             return True
         if w == "what" and i + 1 < len(ws) and ws[i + 1] == "if":
             return True
-        if w in ("when", "whenever") and (
-            i > 0 or (len(ws) > 1 and (ws[1] in SUBJECT_PRONOUNS or ws[1] in DETERMINERS))
-        ):
-            return True  # "turn on the light when I get home", "when I get home, ..."
-        if w == "once" and i + 1 < len(ws) and (ws[i + 1] in SUBJECT_PRONOUNS or ws[i + 1] in DETERMINERS):
-            return True  # "once I leave, drive ...", "drive there once the door opens" (not "once more")
-        if w == "as" and ws[i + 1 : i + 3] == ["soon", "as"]:
-            return True  # "as soon as I am gone, ..."
+        if (w in ("when", "whenever") and i > 0) or _waits_at(ws, i):
+            # "turn on the light when I get home", "once I leave, drive ...", "as soon as I am
+            # gone, ..." (not "once more")
+            return True
     # "what would you do", "where would you go": a wh-question about a supposed action.
     return bool(ws and ws[0] in WH_WORDS and any(w in ("would", "could") for w in ws[1:4]))
 

@@ -101,16 +101,16 @@ def analyze(text: str) -> Intent:
     all_words = words(text)
     if not all_words:
         return Intent("statement", text, "nothing said")
-    pieces = split_clauses(text)
     if is_conditional(all_words, text):
         if waits_for_an_event(all_words) and not any(w in ("if", "unless", "suppose") for w in all_words):
             # "start the cycle once the patient's been moved": an order for later, which the
             # robot cannot keep: asked about now, never done now unasked
-            later = [c for c in (classify_clause(p) for p in pieces) if c.kind == "command"]
+            later = [c for c in (classify_clause(p) for p in split_clauses(text)) if c.kind == "command"]
             later = [c for c in later if not waits_for_an_event(words(c.text))]
             if later:
                 return Intent("command", " ".join(c.text for c in later), "an order for later", confirm="later")
         return Intent("hypothetical", text, "a condition or supposition")
+    pieces = split_clauses(text)
     clauses = _carry(
         tuple(
             Clause(c, "statement", ONLY_INTERJECTIONS) if len(pieces) > 1 and is_vocative(c) else classify_clause(c)

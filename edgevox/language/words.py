@@ -121,9 +121,9 @@ _WORD_RE = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
 
 def words(text: str) -> list[str]:
     """Lower-case word tokens, apostrophes removed ("Don't" -> "dont"); a hyphenated compound
-    is one word ("do-not-disturb" -> "donotdisturb": a name, not a negation). A noun's "'s"
-    before a determiner, "not" or a verb's -ing form is "is" ("the cafeteria's doing lasagne",
-    "the kitchen's a mess"), not a possessive ("the cafeteria's menu")."""
+    is one word ("do-not-disturb" -> "donotdisturb": a name, not a negation). A noun's "'s" is
+    "is" unless what is possessed follows ("the kitchen's a mess", "the left section's already
+    off"; "the cafeteria's menu" is a possessive): see :func:`_possessive_or_is`."""
     lowered = _NOUN_IS.sub(_possessive_or_is, _HYPHENATED.sub("", text.lower().replace("\u2019", "'")))
     return _WORD_RE.findall(lowered.replace("'", ""))
 
