@@ -55,12 +55,13 @@ from edgevox.agents.grammar import (
     tool_call_grammar,
 )
 from edgevox.agents.parsing import looks_like_call, model_turn, parse_reply, parse_tool_calls, spoken_text
-from edgevox.agents.resolver import ARGUMENTS_ONLY, SchemaResolver
+from edgevox.agents.resolver import ARGUMENTS_ONLY, WAY_QUESTION, SchemaResolver
 from edgevox.agents.resolver_args import index_tool, is_string
 from edgevox.agents.tools import Tool, ToolCall
 from edgevox.language.intent import analyze, answer_polarity
 from edgevox.language.matching import match
 from edgevox.language.nlp import parse
+from edgevox.language.numbers import find_numbers
 from edgevox.language.requests import directions_in, has_subject, read_request
 from edgevox.language.terms import stem, tokenize
 from edgevox.language.words import DETERMINERS
@@ -234,6 +235,8 @@ class Clarifications:
         new = SchemaResolver(tools).propose(text)
         if new.call is not None and new.call[0] != p.call.name and new.sure and new.clarify is None:
             return ClarifyAnswer("none")
+        if p.question.startswith(WAY_QUESTION) and not _says_a_way(text, t):
+            return ClarifyAnswer("none")  # "the highest it goes then" after "Which way should I drive?"
         # "two meters", "the bedroom": the value the question asked for completes the call;
         # "left" (after "Which way should I turn?") completes it together with the request.
         resolver = SchemaResolver([t])
@@ -243,6 +246,14 @@ class Clarifications:
             # "twenty centimetres" after "back up": the direction said before holds.
             ex = resolver.extract(t, f"{text} {directions_in(p.request)}")
             filled = {k: ex.found[k] for k in p.missing if k in ex.found}
+        if len(filled) < len(p.missing) and not p.question.startswith(WAY_QUESTION):
+            # "two metres" after "How far should I move along the row?": the question asked how
+            # far, not which way; the answer is that far forward where forward is positive
+            signs = index_tool(t).signs
+            ahead = [k for k in p.missing if k not in filled and k in signs and signs[k].forward_positive]
+            if ahead and directions_in(text) == "" and not any(s.signed for s in find_numbers(text.split())):
+                ex = resolver.extract(t, f"{text} forward")
+                filled |= {k: ex.found[k] for k in ahead if k in ex.found}
         if len(filled) < len(p.missing) and p.request:
             # "make it ten" after "climb fifteen metres" (too far): the new number, and the
             # words of the request that set the sign ("climb"), which still hold.
@@ -269,6 +280,16 @@ class Clarifications:
         if len(filled) < len(p.missing):
             return ClarifyAnswer("none")
         return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **filled}))
+
+
+def _says_a_way(text: str, t: Tool) -> bool:
+    """An answer to "which way?" says a way: a word of one of the tool's sign conventions
+    ("back", "raise it"), or a signed number ("minus thirty"); a new amount alone does not."""
+    words = [w for w, _, _ in tokenize(text)]
+    stems = [stem(w) for w in words]
+    return any(r.sign(stems) in (-1, 1) for r in index_tool(t).signs.values()) or any(
+        s.signed for s in find_numbers(words)
+    )
 
 
 def _value_as_subject(text: str, t: Tool, missing: Sequence[str]) -> bool:

@@ -53,7 +53,7 @@ from edgevox.agents.resolver_args import (
 )
 from edgevox.agents.tools import Tool
 from edgevox.language.clauses import QUOTED, deferral
-from edgevox.language.frames import NUMERIC, ToolFrame
+from edgevox.language.frames import NUMERIC, ToolFrame, name_words
 from edgevox.language.intent import Intent, analyze
 from edgevox.language.lexicon import base_form, known, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
@@ -75,6 +75,10 @@ def is_statement(text: str) -> bool:
 
 MAX_SPOKEN_OPTIONS = 6
 """A clarifying question lists an enum's values when it has at most this many."""
+
+
+WAY_QUESTION = "Which way should I"
+"""How a question about the direction of a motion opens (its answer must say a way)."""
 
 
 @dataclass
@@ -427,6 +431,12 @@ class SchemaResolver:
         takers = (
             {e.tool.name for e in self._index if _takes_directions(e.frame, request, cued)} if numbers_said else set()
         )
+        kinds: dict[str, bool] = {}
+        said_verbs = {v.verb for v in request.verbs}  # "crawl forward": "crawl" no noun here
+        owned: dict[str, set[str]] = {}  # a noun of a tool's name -> the tools it names
+        for e in self._index:
+            for o in e.frame.own_objects:
+                owned.setdefault(o, set()).add(e.tool.name)
         for entry in self._index:
             if query_only and not entry.query:
                 continue
@@ -456,16 +466,34 @@ class SchemaResolver:
             ev += 0.25 * sum(1 for pn in ex.found if (pf := entry.frame.param(pn)) is not None and pf.kind in NUMERIC)
             ev += 0.5 * ex.unit_hits  # "five hundred degrees": its unit, even out of its bounds
             ev += 0.5 * ex.shared_hits  # "the aisle": a word of its values, which one to ask
+            # "put it in a chute" for sort(chute): the noun names the kind of value it needs
+            kinds[name] = any(
+                not ex.found.get(pn) and name_words(pn)[-1] in request.nouns for pn in entry.tool.required
+            )
             ev = min(ev, 1.0)
             matches[name], evidence[name] = m, ev
             # A tool whose required values the request gives fits it better than one it leaves
             # asking (never a tool with none: "land" does not win because "fly" lacks a distance).
             complete = bool(entry.tool.required) and not ex.missing and not ex.problems
             scores[name] = m.trigger + ev + (0.5 if complete else 0.0)
+            if (
+                m.objects == 0
+                and not (ex.found or ex.problems or ex.unit_hits)
+                and any(name not in owners for n in request.nouns - said_verbs if (owners := owned.get(n)))
+            ):
+                # "move the side rails": the thing said is another tool's own (set_side_rails),
+                # not this one's, and nothing said is its value or in its unit: its verb ("move" of
+                # move_to_preset) says nothing of what is to be done to that thing
+                scores[name] -= m.verb
             found[name], missing[name], problems[name] = ex.found, ex.missing, ex.problems
             in_unit[name] = ex.unit_hits
             described[name] = bool(ex.described & set(ex.found))
             value_hits[name] = ex.hits
+
+        kind_named = {n for n in scores if kinds[n]} if not any(found.values()) else set()
+        for n in kind_named:  # a value said ("the laundry room") is stronger than a kind named
+            scores[n] += 1.0
+            evidence[n] = 1.0
 
         def is_named(n: str) -> bool:
             # A verb or an object names the tool; a verb only near in meaning ("turn" for
@@ -475,6 +503,8 @@ class SchemaResolver:
                 return m.trigger >= OTHER_OBJECT
             if m.trigger >= self.min_trigger or (m.verb >= NEAR and evidence[n] >= 0.5):
                 return True
+            if n in kind_named and request.has_verb:
+                return True  # "put it in chute": what it needs named, which one is asked
             return not request.has_verb and m.objects >= OTHER_OBJECT and evidence[n] > 0  # "thermostat to 19.5"
 
         ranked = sorted(scores, key=lambda n: (is_named(n), scores[n]), reverse=True)
@@ -904,7 +934,7 @@ class SchemaResolver:
             return f"Which {what}?"
         kind = prop.get("type") or anyof_type(prop)
         if problem.startswith(WHICH_WAY):
-            return f"Which way should I {verb}: {problem[len(WHICH_WAY) :].strip()}?"
+            return f"{WAY_QUESTION} {verb}: {problem[len(WHICH_WAY) :].strip()}?"
         if kind == "boolean":
             return f"Should I {verb} on or off?"
         if kind in ("number", "integer"):

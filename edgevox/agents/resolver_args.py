@@ -22,9 +22,10 @@ from typing import Any
 
 from edgevox.agents.tools import Tool
 from edgevox.language.clauses import QUOTED
+from edgevox.language.extremes import extreme
 from edgevox.language.frames import ToolFrame, enum_values, read_frame
 from edgevox.language.lexicon import Relation, adjective_of, known, made_adjective, relation, switch_polarity
-from edgevox.language.numbers import as_number, extreme, find_numbers, spoken_unit
+from edgevox.language.numbers import as_number, find_numbers, spoken_unit
 from edgevox.language.requests import HALF_TURN_PARTICLES, intensifier, object_phrase, read_request
 from edgevox.language.terms import (
     DIRECTION_STEMS,
@@ -121,6 +122,22 @@ class Extraction:
     unit_hits: int = 0
     """Numbers said in the unit of a parameter ("five hundred *degrees*" of an angle), usable
     or not: evidence of the tool that measures in it."""
+
+
+MOTION_DIMENSIONS = frozenset(("length", "angle"))
+"""Dimensions of an amount of motion (how far, how much to turn), not of a level."""
+CENTRE_STEMS = frozenset(stem(w) for w in ("centre", "center", "middle", "centred", "centered"))
+"""English nouns of the middle point of a range (and their participles: "centred")."""
+
+
+def _middle(param: Any) -> Any:
+    """The midpoint of a parameter's bounds when its docstring names that point or says what
+    it does ("0 looks straight ahead", "0 faces the desk" of -170..170), else None: a change
+    ("by 20 cm") has no centre."""
+    if param.minimum is None or param.maximum is None:
+        return None
+    mid = (param.minimum + param.maximum) / 2
+    return next((v for v in (*param.number_names, *param.value_words) if v == mid), None)
 
 
 def named_numbers(words: list[str], indexes: list[ToolIndex]) -> frozenset[tuple[int, int]]:
@@ -225,6 +242,12 @@ def extract_from(
                     found[pname] = named
                     hits += 1  # a value said by its name, as an enum's is
                     continue
+            if frame_param is not None and set(stems) & CENTRE_STEMS and (middle := _middle(frame_param)) is not None:
+                # "pan back to dead centre" of -170..170 when "0 looks straight ahead": the
+                # centre of a scale whose points are named is its midpoint, when one is named
+                found[pname] = middle
+                hits += 1
+                continue
             wanted = index.units.get(pname)
             if wanted is not None and wanted.dimension == "angle" and not numbers and _turns_around(text):
                 # "turn around": to face the other way is half a turn; which way is asked
@@ -309,8 +332,12 @@ def extract_from(
             if direction == 2:
                 problems[pname] = "words of both directions"
                 continue
-            if direction == 0 and rule.of_motion and not rule.forward_by_default:
-                # "turn thirty degrees": which way? (a move without a direction goes forward)
+            level = wanted is not None and wanted.dimension not in MOTION_DIMENSIONS
+            if direction == 0 and rule.of_motion and not (level and rule.forward_positive):
+                # "turn thirty degrees", "jog the belt ten centimetres": which way? Even where
+                # positive is forward: a robot does not guess a direction of motion. A level
+                # whose positive is forward (a throttle in percent, a speed) is set as said
+                # ("throttle up to sixty percent"); its negative is said with its way ("astern")
                 problems[pname] = f"{WHICH_WAY} {rule.choices()}"
                 continue
             value = -abs(value) if direction == -1 else abs(value) if direction == 1 else value

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from edgevox.language.bounds import docstring_bounds
+from edgevox.language.lexicon import changes_nothing
 from edgevox.language.nlp import parse
 from edgevox.language.phrasal import PARTICLES, PREPOSITIONS, verb_particles
 from edgevox.language.terms import (
@@ -199,7 +200,14 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
     objects |= own_objects
     first = _first_sentence(description)
     label, colon, after = first.partition(":")
-    if colon and after.strip() and len(label.split()) <= LABEL_WORDS:
+    opens_with_verb = len(label.split()) > 1 and can_be_base_verb(label.split()[0].lower())
+    if colon and after.strip() and opens_with_verb:
+        # "Report the cell's status: belt speed, arm position": the clause says what it does; a
+        # list after the colon says what it covers ("belt" is no verb of it). A clause after it
+        # ("Stop the cell: cut power to the belt") says how, and is read with it.
+        lists = parse(after.strip())[0].pos_ != "VERB"
+        first = label if lists else first
+    elif colon and after.strip() and len(label.split()) <= LABEL_WORDS:
         # "Emergency stop: halt the wheels and brake the blade." - a label, then what it does
         objects |= {noun_lemma(w) for w in _words(label) if w not in values and len(w) > 1}
         first = after.strip()
@@ -223,6 +231,10 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
                 verbs.append(Phrase(v.verb, v.particle, own))
         objects |= doc_objects
         reads = reads or doc_reads  # "arm_state": "Report the arm's height."
+        if not reads and verbs and not parameters.get("required") and changes_nothing(verbs[0].verb):
+            # "weigh_parcel": "Weigh the parcel and *report* its weight" - a verb that changes
+            # nothing, then a reading verb: it reads ("how heavy is it?" asks it)
+            reads = any(v.verb in READING_VERBS for v in doc_verbs)
     if reads:
         # A reading tool reports what its docstring lists ("whether the drone is flying, what
         # the gripper holds"): every verb and noun of it is a topic a question may ask about.
@@ -251,6 +263,15 @@ def read_frame(name: str, description: str, parameters: Mapping[str, Any]) -> To
             description,
         )
         for p, s in props.items()
+    )
+    # A word of the thing the tool handles ("Pick the *parcel*") is no word of one of its
+    # values, even where a value's gloss says it ('"reject" (damaged parcels)')
+    handled = {stem(o) for o in objects}
+    params = tuple(
+        replace(p, value_words={v: ws - handled for v, ws in p.value_words.items() if ws - handled})
+        if p.kind == "enum"
+        else p
+        for p in params
     )
     drastic = not reads and not required
     return ToolFrame(
@@ -363,6 +384,21 @@ def noun_lemma(word: str) -> str:
     return lemma[0].lower() if lemma else word
 
 
+CONTRASTING = frozenset(("instead", "rather", "other", "except", "unlike", "besides"))
+"""Words opening a phrase of what a thing is not ("put it in a bin *instead of* a chute")."""
+
+
+def _contrasted(token: Any) -> bool:
+    """A word inside "instead of ...", "rather than ...", "except ...", up to the next
+    punctuation or conjunction: named as what the tool does not do, none of its objects."""
+    for prev in reversed(token.doc[: token.i]):
+        if prev.is_punct or prev.pos_ == "CCONJ":
+            return False
+        if prev.lower_ in CONTRASTING:
+            return True
+    return False
+
+
 def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[str], bool, int]:
     """Verbs (with particles), objects and whether it opens with a reading verb, of one
     docstring sentence ("Raise or lower the arm." -> [raise, lower], {arm}, False).
@@ -388,6 +424,9 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
             and (t.dep_ == "conj" and t.head.i in accepted or toks[i - 1].lower_ in ("or", "and"))
             and (t.pos_ == "VERB" or can_be_base_verb(word))
         )
+        # "Jog (nudge) the belt": a word in parentheses right after the verb is another name for it
+        glossed = t.i >= 2 and doc[t.i - 1].text == "(" and doc[t.i - 2].i in accepted and can_be_base_verb(word)
+        coordinated = coordinated or glossed
         # the parser's root, unless the opening verb came first and the root has a subject of
         # its own: "List which jars *are filled*" is what it lists, not a second action
         main = (
@@ -408,7 +447,7 @@ def _read_sentence(sentence: str, values: set[str]) -> tuple[list[Phrase], set[s
                     verbs.append(phrase)
             if not joined_by_and:
                 alternatives = len(verbs)
-        elif t.pos_ in ("NOUN", "PROPN") and word not in values and len(word) > 1:
+        elif t.pos_ in ("NOUN", "PROPN") and word not in values and len(word) > 1 and not _contrasted(t):
             objects.add(t.lemma_.lower())
     opening_reads = bool(toks) and toks[0].lower_ in READING_VERBS | {"returns", "reports", "reads", "gets"}
     return verbs, objects, opening_reads, alternatives

@@ -138,6 +138,23 @@ def lexname(word: str, pos: Pos) -> str:
     return str(senses[0].lexname()) if senses else ""
 
 
+UNCHANGING = frozenset(("verb.perception", "verb.cognition", "verb.stative"))
+ACTING = frozenset(
+    f"verb.{c}" for c in "motion contact change creation consumption possession competition body weather social".split()
+)
+"""WordNet's verb classes of perceiving, knowing and being, and of acting on the world."""
+
+
+@functools.lru_cache(maxsize=4096)
+def changes_nothing(verb: str) -> bool:
+    """A verb whose most frequent sense perceives, knows or is (WordNet's verb.perception,
+    verb.cognition, verb.stative) and none of whose frequent senses acts on the world (motion,
+    contact, change, creation...): "weigh", "detect", "monitor"; not "scan" (also a sweep),
+    "hold" or "look" (a turn of the body)."""
+    senses = _senses(verb, "v")[:MAX_SENSES]
+    return bool(senses) and senses[0].lexname() in UNCHANGING and not any(s.lexname() in ACTING for s in senses)
+
+
 @functools.lru_cache(maxsize=4096)
 def motion_entailed(verb: str) -> str | None:
     """The motion of the doer that a motion sense of ``verb`` entails (WordNet's entailment:

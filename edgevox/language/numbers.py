@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from edgevox.language.lexicon import Relation, relation
 from edgevox.language.units import Unit, per, unit
 
 UNITS = {
@@ -72,6 +70,7 @@ SIGN_WORDS = frozenset(("minus", "negative"))
 ZERO_DIGIT = "oh"
 """Zero only between digits of one number ("one oh five"), else an interjection."""
 FRACTIONS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3}
+"""Fractions said without an article ("*half* a metre", "a *quarter* turn")."""
 COUNTS = {"couple": 2, "dozen": 12}
 ORDINALS = {
     **{
@@ -83,6 +82,42 @@ ORDINALS = {
     **{f"{w[:-1]}ieth": v for w, v in TENS.items() if w != "fourty"},
 }
 """Ordinal words: a place in an order ("the *fourth* drawer", "the *third* floor")."""
+DENOMINATORS = {
+    "half": 2,
+    "halves": 2,
+    "quarter": 4,
+    "quarters": 4,
+    **{w: v for w, v in ORDINALS.items() if v >= 3},
+    **{f"{w}s": v for w, v in ORDINALS.items() if v >= 3},
+}
+"""English names a fraction's denominator with "half", "quarter" or an ordinal from three on
+("a *tenth*", "three *fifths*"); after "a" or a count the ordinal is a fraction, not a place."""
+
+
+def _past_of(tokens: list[str], end: int) -> int:
+    """After a fraction, "of a" before a unit belongs to it ("a tenth *of a* metre")."""
+    if end < len(tokens) and tokens[end] == "of":
+        end += 1
+        if end + 1 < len(tokens) and tokens[end] in ("a", "an") and _unit_word(tokens[end + 1]) is not None:
+            end += 1
+    return end
+
+
+def _counts(count: float, word: str) -> bool:
+    """ "one third", "three quarters": a count of a fraction, the word plural after two or more
+    ("bench seven half a litre" is no three and a half)."""
+    if fraction(word) is None:
+        return False
+    plural = word.endswith("s")
+    return (count == 1 and not plural) or (count > 1 and plural and float(count).is_integer())
+
+
+def fraction(word: str) -> float | None:
+    """The part one denominator word names ("tenth" -> 0.1, "quarters" -> 0.25), else None."""
+    d = DENOMINATORS.get(word)
+    return 1 / d if d else None
+
+
 DEFINITE = frozenset("the my your our its his her their this that".split())
 """A definite determiner: after it an ordinal names one thing of a row ("*the* third floor");
 "a third", "one third" are fractions."""
@@ -232,8 +267,8 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             value, end = 1.0, i + 1  # "an hour", "a meter": one of the unit
         elif (ordinal := _ordinal(tokens, i)) is not None:
             value, end = ordinal
-        elif t in ("a", "an") and i + 1 < n and tokens[i + 1] in FRACTIONS:
-            value, end = FRACTIONS[tokens[i + 1]], i + 2  # "a half", "a quarter"
+        elif t in ("a", "an", "one") and i + 1 < n and (part := fraction(tokens[i + 1])) is not None:
+            value, end = part, _past_of(tokens, i + 2)  # "a half", "a quarter", "a tenth", "one fifth"
         elif t in FRACTIONS:
             value, end = FRACTIONS[t], i + 1  # "half a meter"
             if end < n and tokens[end] in ("a", "an", "of"):
@@ -269,6 +304,11 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
             if digits:
                 value = float(f"{int(value)}.{''.join(digits)}")
                 end = k
+        # "three quarters", "two thirds", "three tenths of a metre": a count of a fraction
+        if end < n and t.isalpha() and t not in ("a", "an") and _counts(value, tokens[end]):
+            part = fraction(tokens[end])
+            assert part is not None
+            value, end = value * part, _past_of(tokens, end + 1)
         # "two and a half", "one and a quarter"
         if end + 2 < n and tokens[end] == "and" and tokens[end + 1] in ("a", "an") and tokens[end + 2] in FRACTIONS:
             value += FRACTIONS[tokens[end + 2]]
@@ -324,6 +364,8 @@ def spoken_unit(tokens: list[str], number_end: int) -> Unit | None:
     if i >= len(tokens):
         return None
     found = _unit_word(tokens[i])
+    if found is None and i + 1 < len(tokens) and (found := _unit_word(tokens[i] + tokens[i + 1])) is not None:
+        i += 1  # "fifteen arc minutes": a unit's name written as two words ("arcminutes")
     # "three metres per second", "half a metre a second": a rate
     if found is not None and i + 2 < len(tokens) and tokens[i + 1] in ("per", "a", "an", "every", "each"):
         rate_of = _unit_word(tokens[i + 2])
@@ -337,67 +379,3 @@ def as_number(value: float, integer: bool = False) -> float | int:
     if integer or float(value).is_integer():
         return int(round(value))
     return value
-
-
-MAXIMUM_WORDS = frozenset("max maximum full highest biggest largest widest furthest farthest most top".split())
-MINIMUM_WORDS = frozenset("min minimum lowest smallest narrowest least bottom".split())
-ALL_THE_WAY = ("all", "the", "way")
-COMPLETELY = frozenset("fully completely entirely totally wholly".split())
-"""Adverbs of degree that say an act is done to its end ("shut the vents *completely*"): the end
-of the scale the verb's direction goes to, as "all the way" says."""
-INCREASING = frozenset("up in higher more right open wider bigger louder faster forward".split())
-DECREASING = frozenset("down out lower less left close narrower smaller quieter slower back".split())
-
-
-def extreme(tokens: list[str], signs: Any = None) -> int | None:
-    """+1 for "the most" of a value, -1 for "the least", None when no extreme is said.
-
-    English says the end of a scale with a superlative ("max it out", "the biggest you can",
-    "as wide as it goes", "full volume", "lowest") or "all the way" / "as far ... as" with a
-    direction ("all the way up", "zoom all the way out", "as far up as it goes"). A direction
-    goes through the parameter's sign convention when it has one ("as far down" of a tilt is
-    its minimum), else up/in/more read as the maximum and down/out/less as the minimum."""
-    words = list(tokens)
-    direction = 0
-    for w in words:
-        if signs is not None:
-            if (sign := signs.sign([w.rstrip("s")])) in (-1, 1):
-                direction = direction or sign
-            elif w in INCREASING or w in DECREASING:
-                return None  # "turn it up all the way" is no rotation of a left/right turn
-        elif w in INCREASING or _opens(w) is True:
-            direction = direction or 1
-        elif w in DECREASING or _opens(w) is False:
-            direction = direction or -1
-    said_extent = (
-        _has(words, ALL_THE_WAY)
-        or any(w in COMPLETELY for w in words)
-        or (
-            _has(words, ("as",))
-            and any(w in ("far", "much", "wide", "high", "low") for w in words)
-            and any(w in ("go", "goes", "can", "possible") for w in words)
-        )
-    )
-    if any(w in MAXIMUM_WORDS for w in words):
-        return -1 if any(w in ("down",) for w in words) and said_extent else 1
-    if any(w in MINIMUM_WORDS for w in words):
-        return -1
-    if said_extent:
-        return direction or (1 if any(w in ("wide", "high", "far") for w in words) else None)
-    return None
-
-
-def _opens(word: str) -> bool | None:
-    """True for a verb that means "open" in one of its senses, False for one that means
-    "close" ("shut"), None for others (WordNet synonyms)."""
-    if word in INCREASING or word in DECREASING or not word.isalpha():
-        return None
-    for verb, opening in (("open", True), ("close", False)):
-        if relation(word, verb, "v") == Relation.SYNONYM:
-            return opening
-    return None
-
-
-def _has(words: list[str], seq: tuple[str, ...]) -> bool:
-    n = len(seq)
-    return any(tuple(words[i : i + n]) == seq for i in range(len(words) - n + 1))

@@ -95,7 +95,6 @@ DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 widens to its group, and the opposite group is the other sign."""
 DIRECTION_STEMS = frozenset(w for pair in DIRECTIONS for group in pair for w in group)
 """Every word stem of :data:`DIRECTIONS`."""
-_FORWARD = DIRECTIONS[1][1]
 _SPOKEN = {
     stem(w): w
     for w in "up down left right forward back clockwise counterclockwise higher lower open close more less".split()
@@ -145,9 +144,10 @@ class SignRule:
     positive: frozenset[str]
 
     @property
-    def forward_by_default(self) -> bool:
-        """A magnitude said alone means positive when positive is *forward* ("move two metres")."""
-        return bool(self.positive & _FORWARD)
+    def forward_positive(self) -> bool:
+        """Positive is *forward* ("positive runs ahead, negative astern"): a level set without a
+        way, or an answer to "how far?" for it, is forward."""
+        return bool(self.positive & DIRECTIONS[1][1])
 
     @property
     def of_motion(self) -> bool:

@@ -35,7 +35,8 @@ OBJECT_OPENERS = frozenset("the a an it its everything all them".split())
 
 
 def _value_texts(value: str, text: str) -> list[str]:
-    pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])\s*(?:is|=|means|:|-|\()\s*([^,;.)]+)"
+    # "x is toward ...", '"night" is the dim under-bed light': the value, quoted or not
+    pattern = rf"(?<![\w-]){re.escape(value)}(?![\w-])[\"'`]?\s*(?:is|=|means|:|-|\()\s*([^,;.)]+)"
     return [m.group(1) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
 
 

@@ -212,9 +212,10 @@ def take_photo(bench: int) -> str:
 
 
 @pytest.mark.parametrize(("answer", "distance"), [("forward", 3), ("backward", -3)])
-def test_a_direction_answering_a_proposal_gives_the_call_said_with_it(answer, distance):
+def test_a_distance_without_a_direction_is_asked_which_way_and_the_answer_completes_it(answer, distance):
+    # positive is forward here, yet "go three meters" names no direction: asked, never assumed
     a = LLMAgent("bot", "A robot.", tools=[move_along_row, take_photo], llm=ScriptedLLM(default="Done."))
-    assert a.run("Go three meters.").data["clarify"] == "Did you mean move along the row 3 meters?"
+    assert a.run("Go three meters.").data["clarify"] == "Which way should I move along the row: forward or back?"
     done = a.run(answer)
     assert done.first_call is not None and done.first_call.arguments == {"distance_m": distance}
 
@@ -238,9 +239,10 @@ def move_to_bed(bed: int) -> str:
 
 
 def test_a_direction_answering_a_proposal_made_by_its_unit_gives_that_tools_call():
-    # "move" names neither tool; the unit fits only the jog: asked, and "backwards" takes it up
+    # "move" names neither tool; the unit fits only the jog, which way is not said: asked, and
+    # "backwards" takes it up
     a = LLMAgent("bot", "A robot.", tools=[jog, move_to_bed], llm=ScriptedLLM(default="Done."))
-    assert a.run("move 30 centimetres").data["clarify"] == "Did you mean jog 30 centimeters?"
+    assert a.run("move 30 centimetres").data["clarify"] == "Which way should I jog: forward or back?"
     done = a.run("backwards")
     assert done.first_call is not None and done.first_call.arguments == {"distance_cm": -30}
 

@@ -105,8 +105,11 @@ def crawl(distance_m: float) -> str:
 
 
 def test_a_measure_in_the_unit_of_one_tool_no_word_named_is_asked_about():
-    p = SchemaResolver([crawl, switch_lights]).propose("nudge the crawler two metres")
+    p = SchemaResolver([crawl, switch_lights]).propose("nudge the crawler forward two metres")
     assert p.call == ("crawl", {"distance_m": 2}) and p.clarify == "Did you mean crawl 2 meters?"
+    # without a direction, which way is asked first: a robot never guesses a way to move
+    p = SchemaResolver([crawl, switch_lights]).propose("nudge the crawler two metres")
+    assert p.call == ("crawl", {}) and p.clarify == "Which way should I crawl: forward or back?"
 
 
 @tool

@@ -127,7 +127,7 @@ DRONE = SchemaResolver([fly, change_altitude, rotate])
         # ... also a WordNet synonym of the value, and a verb the general lexicon does not know.
         (VACUUM, "hoover the bedroom", ("clean_room", {"room": "bedroom"})),
         # A number goes to the parameter measured in its unit.
-        (VACUUM, "drive two metres at one metre per second", ("drive", {"distance_m": 2, "speed_mps": 1})),
+        (VACUUM, "drive forward two metres at one metre per second", ("drive", {"distance_m": 2, "speed_mps": 1})),
     ],
 )
 def test_the_request_names_the_tool_and_acts(resolver, text, call):

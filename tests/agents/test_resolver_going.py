@@ -13,8 +13,9 @@ import pytest
 from edgevox.agents.resolver import SchemaResolver
 from edgevox.agents.tools import tool
 from edgevox.language.clauses import is_vocative
+from edgevox.language.extremes import extreme
 from edgevox.language.lexicon import kind_of
-from edgevox.language.numbers import extreme, find_numbers
+from edgevox.language.numbers import find_numbers
 
 Place = Literal["front_desk", "cafeteria", "pharmacy", "nurses station"]
 
@@ -102,7 +103,7 @@ def test_the_one_spoken_to_is_no_verb_of_the_command():
         ("unlock the fourth drawer", [4]),
         ("the twenty first floor", [21]),
         ("bed 3rd", [3]),
-        ("a third of a metre", [1 / 3, 1]),  # after "a": a fraction
+        ("a third of a metre", [1 / 3]),  # after "a": a fraction ("of a" before the unit is its)
         ("first, lower the arm", []),  # no determiner: the order of steps
         ("the second metre", []),  # before a unit: a stretch of the way
     ],

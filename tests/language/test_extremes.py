@@ -1,10 +1,10 @@
-"""The end of a scale said in words (``edgevox.language.numbers.extreme``)."""
+"""The end of a scale said in words (``edgevox.language.extremes.extreme``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from edgevox.language.numbers import extreme
+from edgevox.language.extremes import extreme
 from edgevox.language.terms import sign_rule
 
 ROWS = [
