@@ -279,7 +279,10 @@ class Clarifications:
                 filled |= {k: more.found[k] for k in p.missing if k in more.found and k not in filled}
         if len(filled) < len(p.missing):
             return ClarifyAnswer("none")
-        return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **filled}))
+        # "thirty percent" after "dim the reading light" asked on or off: a value the answer
+        # says for another parameter the call lacks is kept, never lost
+        said = {k: v for k, v in resolver.extract(t, text).found.items() if k not in p.call.arguments}
+        return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **said, **filled}))
 
 
 def _says_a_way(text: str, t: Tool) -> bool:

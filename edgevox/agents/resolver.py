@@ -55,7 +55,7 @@ from edgevox.agents.tools import Tool
 from edgevox.language.clauses import QUOTED, deferral
 from edgevox.language.frames import NUMERIC, ToolFrame, name_words
 from edgevox.language.intent import Intent, analyze
-from edgevox.language.lexicon import base_form, known, switch_polarity
+from edgevox.language.lexicon import base_form, known, nominalizations, switch_polarity
 from edgevox.language.matching import EXACT, LIGHT, NEAR, OTHER_OBJECT, SYNONYM, Match, match
 from edgevox.language.nlp import parse
 from edgevox.language.numbers import find_numbers
@@ -65,7 +65,7 @@ from edgevox.language.requests import RequestFrame, is_direction, pronoun_object
 from edgevox.language.state_question import asks_advice, asks_robot_state
 from edgevox.language.terms import DIRECTION_STEMS, stem, tokenize
 from edgevox.language.units import unit
-from edgevox.language.words import LIGHT_VERBS, WH_WORDS, words
+from edgevox.language.words import LIGHT_VERBS, WH_WORDS, lemmas, words
 
 
 def is_statement(text: str) -> bool:
@@ -500,13 +500,20 @@ class SchemaResolver:
             # ``rotate``) names it when the tool also understands the request's values.
             m = matches[n]
             if query_only:  # a question to a tool that only reads: harmless, a hint is enough
-                return m.trigger >= OTHER_OBJECT
+                # "is tracking on?", "is anything jammed?": the act asked about is a topic it
+                # reports as a noun ("whether tracking is on", "jam alarms")
+                return m.trigger >= OTHER_OBJECT or bool(self._entry(n).frame.objects & acts_as_nouns)
             if m.trigger >= self.min_trigger or (m.verb >= NEAR and evidence[n] >= 0.5):
                 return True
             if n in kind_named and request.has_verb:
                 return True  # "put it in chute": what it needs named, which one is asked
             return not request.has_verb and m.objects >= OTHER_OBJECT and evidence[n] > 0  # "thermostat to 19.5"
 
+        acts_as_nouns = (
+            {noun for w in request.words for v in lemmas(w).get("VERB", ()) for noun in nominalizations(v)}
+            if query_only
+            else set()
+        )
         ranked = sorted(scores, key=lambda n: (is_named(n), scores[n]), reverse=True)
 
         def proposal(call: Any, sure: bool, candidates: list[str], reason: str, clarify: str | None = None) -> Proposal:
@@ -604,6 +611,14 @@ class SchemaResolver:
                 return proposal((other, found[other]), True, [other, best], *own_question)
             question = f"Did you mean {self.describe(other, found[other])}?"
             return proposal((other, found[other]), True, [other, best], "a unit only another tool takes", question)
+        if any(why.startswith("said in ") for why in problems[best].values()) and 1 < len(unit_takers) <= 3:
+            # "move it two degrees" when the verb's tool counts steps and two tools take degrees:
+            # which of them is asked, and the answer completes the request ("up")
+            names = [spoken_name(n) for n in unit_takers]
+            asked_which = proposal(None, True, unit_takers, "a unit several other tools take")
+            asked_which.clarify = f"What should I do: {', '.join(names[:-1])} or {names[-1]}?"
+            asked_which.open_question = True
+            return asked_which
         takes_it: list[str] = []  # another tool the value said was likely meant for: asked, not run
         if asked is not None and not problems[best]:
             # "drive over to aisle B": the verb's tool lacks a value, and the place said is a value

@@ -187,6 +187,9 @@ def extract_from(
         if values:
             value = _match_enum(values, said_as, words)
             pf = index.frame.param(pname)
+            if value is None:
+                heads = {*index.frame.name_words, *index.frame.objects, *pname.lower().split("_")}
+                value = _compound_value(values, words, heads)
             if value is None and pf is not None and pf.value_words:
                 value = _match_value_words(pf.value_words, stems)
                 if value is not None and not (pf.value_words[value] & set(stems) & DIRECTION_STEMS):
@@ -585,6 +588,18 @@ def _match_enum(values: list[Any], stems: list[str], words: list[str] | None = N
     if found is not None:
         return found
     return _match_direction(values, stems)
+
+
+def _compound_value(values: list[Any], words: list[str], heads: set[str]) -> Any:
+    """A closed compound of one value and the thing it is a value of ("nightlight": "night" +
+    "light" for ``light: "reading" | "night"``): that value."""
+    hits = {
+        v
+        for w in words
+        for v in values
+        if isinstance(v, str) and len(v) >= 3 and w != v.lower() and w.startswith(v.lower()) and w[len(v) :] in heads
+    }
+    return next(iter(hits)) if len(hits) == 1 else None
 
 
 def _longer_value_hinted(values: list[Any], value: Any, stems: list[str]) -> bool:

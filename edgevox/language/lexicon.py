@@ -127,6 +127,13 @@ def base_form(word: str, pos: Pos) -> str:
     return wordnet().morphy(word.replace(" ", "_"), pos) or word
 
 
+@functools.lru_cache(maxsize=4096)
+def is_verb_lemma(word: str) -> bool:
+    """WordNet lists ``word`` itself as a verb ("slew": turn sharply), not only as a form of
+    another ("slew" is also the past of "slay")."""
+    return any(lemma.name().lower() == word for s in _senses(word, "v") for lemma in s.lemmas())
+
+
 def known(word: str, pos: Pos) -> bool:
     return bool(_senses(word, pos))
 

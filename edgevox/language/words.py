@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
+from edgevox.language.lexicon import is_verb_lemma
 from edgevox.language.numbers import TENS, UNITS
 from edgevox.language.units import unit
 
@@ -49,7 +50,7 @@ SUBJECT_PRONOUNS = frozenset(
 )
 OBJECT_PRONOUNS = frozenset("me us you him her it them".split())
 FIRST_PERSON = frozenset("i im ive id ill we weve wed".split())
-DETERMINERS = frozenset("the a an my your his her our their some every each".split())
+DETERMINERS = frozenset("the a an my your his her our their its some every each this that these those".split())
 FINITE_MARKERS = frozenset(
     """is are was were am isnt arent wasnt werent has have had hasnt havent will would can could
     should might must may does did doesnt didnt""".split()
@@ -178,8 +179,11 @@ NUMBER_NAMES = frozenset(UNITS) | frozenset(TENS) | frozenset(("hundred", "thous
 
 
 def can_be_base_verb(word: str) -> bool:
-    """``turn``, ``set``, ``people``: the word has a verb reading in its base (imperative) form."""
-    return word in lemmas(word).get("VERB", ())
+    """``turn``, ``set``, ``people``: the word has a verb reading in its base (imperative) form.
+    A word the tagger reads only as another verb's past ("slew" of "slay") is also a base verb
+    when WordNet lists it as one ("slew to Mars"), unless it is a known past form."""
+    verbs = lemmas(word).get("VERB", ())
+    return word in verbs or (bool(verbs) and not is_past_form(word) and is_verb_lemma(word))
 
 
 def can_be_verb(word: str) -> bool:

@@ -289,3 +289,103 @@ def test_the_request_verb_is_no_object_of_another_tool():
     # "creep" is creep_speed's noun, and the verb said here
     p = resolver(creep, creep_speed).propose("creep forward")
     assert p.call == ("creep", {}) and p.clarify.startswith("How far")
+
+
+# -- answers, questions about acts, compounds, several tools of one unit --------------------------
+
+
+@tool
+def set_lamp(
+    lamp: Literal["desk", "floor"], on: bool, brightness_pct: Annotated[int, Field(ge=1, le=100)] = 100
+) -> str:
+    """Switch a lamp on or off and set its brightness.
+
+    Args:
+        lamp: which lamp.
+        on: True switches it on.
+        brightness_pct: brightness in percent.
+    """
+    return "ok"
+
+
+def test_a_value_an_answer_gives_for_another_parameter_is_kept():
+    a = LLMAgent("bot", "A robot.", tools=[set_lamp], llm=ScriptedLLM(default="Done."))
+    assert a.run("switch the desk lamp").data["clarify"] == "Should I set the lamp on or off?"
+    done = a.run("on, at forty percent").first_call
+    assert done is not None and done.arguments == {"lamp": "desk", "on": True, "brightness_pct": 40}
+
+
+def test_a_closed_compound_of_a_value_and_its_thing_names_the_value():
+    p = resolver(set_lamp).propose("turn the floorlamp off")
+    assert p.call == ("set_lamp", {"lamp": "floor", "on": False})
+
+
+@tool
+def station_status() -> str:
+    """Report the station's state: whether charging is on, the pump pressure and any leak alarms."""
+    return "ok"
+
+
+@pytest.mark.parametrize("question", ["is it charging right now?", "is anything leaking?"])
+def test_a_question_about_an_act_a_reading_tool_reports_as_a_noun_reaches_it(question):
+    p = resolver(station_status, run_pump).propose(question)
+    assert p.call == ("station_status", {})
+
+
+@tool
+def slew(target: Literal["moon", "mars"]) -> str:
+    """Slew the dish to a target."""
+    return "ok"
+
+
+@tool
+def track(enabled: bool) -> str:
+    """Turn sidereal tracking on or off.
+
+    Args:
+        enabled: True turns it on.
+    """
+    return "ok"
+
+
+def test_a_word_wordnet_lists_as_a_base_verb_is_one_even_when_it_is_also_a_past():
+    # "slew" is the past of "slay", and a verb of its own: the second step of the plan is kept
+    p = resolver(slew, track).propose("turn tracking on and then slew to mars")
+    assert [c for c in [p.call, *[(c[0], c[1]) for c in p.plan[1:]]]] == [
+        ("track", {"enabled": True}),
+        ("slew", {"target": "mars"}),
+    ]
+
+
+def test_a_demonstrative_opens_an_object_not_a_subject():
+    from edgevox.language.intent import analyze
+
+    assert analyze("give this box a shake, would you").kind == "command"
+    assert analyze("this box weighs a ton").kind == "statement"
+
+
+@tool
+def tilt_dish(degrees: Annotated[float, Field(ge=-10, le=10)]) -> str:
+    """Tilt the dish. Positive tilts up, negative down."""
+    return "ok"
+
+
+@tool
+def pan_dish(degrees: Annotated[float, Field(ge=-10, le=10)]) -> str:
+    """Pan the dish. Positive pans left, negative right."""
+    return "ok"
+
+
+@tool
+def move_feed(steps: Annotated[int, Field(ge=1, le=500)]) -> str:
+    """Move the feed horn by some motor steps."""
+    return "ok"
+
+
+def test_a_unit_several_other_tools_take_asks_which_of_them():
+    p = resolver(tilt_dish, pan_dish, move_feed).propose("move it three degrees")
+    assert p.call is None and sorted(p.candidates) == ["pan_dish", "tilt_dish"]
+    assert p.clarify in (
+        "What should I do: tilt the dish or pan the dish?",
+        "What should I do: pan the dish or tilt the dish?",
+    )
