@@ -197,6 +197,9 @@ def relation(a: str, b: str, pos: Pos) -> Relation:
         # "picture" names photograph.n.01, the kind a "snapshot" is, in a rarer sense of its own
         if any(word.replace(" ", "_") in s.lemma_names() for t in senses for s in t.hypernyms()):
             return Relation.NEAR
+        # "photo": its most frequent sense, photograph.n.01, is also called a "picture"
+        if word.replace(" ", "_") in senses[0].lemma_names():
+            return Relation.NEAR
     if pos == "v" and (defined_by(a, b) or defined_by(b, a)):
         return Relation.NEAR
     return Relation.NONE

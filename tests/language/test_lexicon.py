@@ -87,3 +87,15 @@ def test_a_verb_in_en_makes_its_adjective(verb, adjective):
     from edgevox.language.lexicon import made_adjective
 
     assert made_adjective(verb) == adjective
+
+
+@pytest.mark.parametrize(("a", "b"), [("photo", "picture"), ("exposure", "photo")])
+def test_a_noun_whose_most_frequent_sense_is_also_called_the_other_is_near_it(a, b):
+    # photograph.n.01 is "photo, exposure, picture, pic": a photo is a picture, whatever rank
+    # that sense has among the senses of "picture"
+    assert relation(a, b, "n") >= Relation.NEAR
+
+
+@pytest.mark.parametrize(("a", "b"), [("light", "lamp"), ("arm", "leg"), ("bin", "box")])
+def test_nouns_no_frequent_sense_joins_stay_apart(a, b):
+    assert relation(a, b, "n") == Relation.NONE
