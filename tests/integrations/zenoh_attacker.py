@@ -116,7 +116,8 @@ def main() -> int:
         elif op == "deep":
             depth = cmd["depth"]
             event = '{"kind": "voice.transcript", "text": "deep", "source": ' + "[" * depth + "]" * depth + "}"
-            session.put(cmd["key"], ('{"v": 1, "origin": "attacker", "event": ' + event + "}").encode())
+            payload = ('{"v": 1, "origin": "attacker", "event": ' + event + "}").encode()
+            session.put(cmd["key"], payload, congestion_control=block)
         elif op == "query":
             args_ = (cmd["id"], cmd["key"], cmd.get("body"), cmd.get("timeout", 10.0))
             thread = threading.Thread(target=query, args=args_, name=f"query-{cmd['id']}")
