@@ -240,7 +240,7 @@ class Clarifications:
         # "two meters", "the bedroom": the value the question asked for completes the call;
         # "left" (after "Which way should I turn?") completes it together with the request.
         resolver = SchemaResolver([t])
-        ex = resolver.extract(t, text)
+        ex = alone = resolver.extract(t, text)
         filled = {k: ex.found[k] for k in p.missing if k in ex.found}
         if p.request and not directions_in(text) and directions_in(p.request):
             # "twenty centimetres" after "back up": the direction said before holds.
@@ -251,7 +251,7 @@ class Clarifications:
             # far, not which way; the answer is that far forward where forward is positive
             signs = index_tool(t).signs
             ahead = [k for k in p.missing if k not in filled and k in signs and signs[k].forward_positive]
-            if ahead and directions_in(text) == "" and not any(s.signed for s in find_numbers(text.split())):
+            if ahead and not directions_in(text) and not _says_a_way(text, t):  # no way said, of any kind
                 ex = resolver.extract(t, f"{text} forward")
                 filled |= {k: ex.found[k] for k in ahead if k in ex.found}
         if len(filled) < len(p.missing) and p.request:
@@ -281,7 +281,7 @@ class Clarifications:
             return ClarifyAnswer("none")
         # "thirty percent" after "dim the reading light" asked on or off: a value the answer
         # says for another parameter the call lacks is kept, never lost
-        said = {k: v for k, v in resolver.extract(t, text).found.items() if k not in p.call.arguments}
+        said = {k: v for k, v in alone.found.items() if k not in p.call.arguments}
         return ClarifyAnswer("execute", ToolCall(p.call.name, {**p.call.arguments, **said, **filled}))
 
 

@@ -137,6 +137,11 @@ class SchemaResolver:
         self._index = [index_tool(t) for t in tools]
         self._sign_cues = frozenset(c for e in self._index for c in e.frame.sign_cues)
         """Every word a tool's sign convention names as a direction (see :meth:`_cued`)."""
+        self._owned: dict[str, set[str]] = {}
+        """A noun of a tool's name -> the tools it names (``set_side_rails``: rail, side)."""
+        for e in self._index:
+            for o in e.frame.own_objects:
+                self._owned.setdefault(o, set()).add(e.tool.name)
 
     # -- index -----------------------------------------------------------------------------
 
@@ -433,10 +438,6 @@ class SchemaResolver:
         )
         kinds: dict[str, bool] = {}
         said_verbs = {v.verb for v in request.verbs}  # "crawl forward": "crawl" no noun here
-        owned: dict[str, set[str]] = {}  # a noun of a tool's name -> the tools it names
-        for e in self._index:
-            for o in e.frame.own_objects:
-                owned.setdefault(o, set()).add(e.tool.name)
         for entry in self._index:
             if query_only and not entry.query:
                 continue
@@ -479,7 +480,7 @@ class SchemaResolver:
             if (
                 m.objects == 0
                 and not (ex.found or ex.problems or ex.unit_hits)
-                and any(name not in owners for n in request.nouns - said_verbs if (owners := owned.get(n)))
+                and any(name not in owners for n in request.nouns - said_verbs if (owners := self._owned.get(n)))
             ):
                 # "move the side rails": the thing said is another tool's own (set_side_rails),
                 # not this one's, and nothing said is its value or in its unit: its verb ("move" of
@@ -495,6 +496,12 @@ class SchemaResolver:
             scores[n] += 1.0
             evidence[n] = 1.0
 
+        acts_as_nouns = (
+            {noun for w in request.words for v in lemmas(w).get("VERB", ()) for noun in nominalizations(v)}
+            if query_only
+            else set()
+        )
+
         def is_named(n: str) -> bool:
             # A verb or an object names the tool; a verb only near in meaning ("turn" for
             # ``rotate``) names it when the tool also understands the request's values.
@@ -509,11 +516,6 @@ class SchemaResolver:
                 return True  # "put it in chute": what it needs named, which one is asked
             return not request.has_verb and m.objects >= OTHER_OBJECT and evidence[n] > 0  # "thermostat to 19.5"
 
-        acts_as_nouns = (
-            {noun for w in request.words for v in lemmas(w).get("VERB", ()) for noun in nominalizations(v)}
-            if query_only
-            else set()
-        )
         ranked = sorted(scores, key=lambda n: (is_named(n), scores[n]), reverse=True)
 
         def proposal(call: Any, sure: bool, candidates: list[str], reason: str, clarify: str | None = None) -> Proposal:

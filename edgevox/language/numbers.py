@@ -103,13 +103,13 @@ def _past_of(tokens: list[str], end: int) -> int:
     return end
 
 
-def _counts(count: float, word: str) -> bool:
-    """ "one third", "three quarters": a count of a fraction, the word plural after two or more
-    ("bench seven half a litre" is no three and a half)."""
-    if fraction(word) is None:
-        return False
+def _counted_part(count: float, word: str) -> float | None:
+    """ "one third", "three quarters": the part a count of a fraction takes, the word plural
+    after two or more ("bench seven half a litre" is no three and a half); else None."""
+    part = fraction(word)
     plural = word.endswith("s")
-    return (count == 1 and not plural) or (count > 1 and plural and float(count).is_integer())
+    counted = (count == 1 and not plural) or (count > 1 and plural and float(count).is_integer())
+    return part if part is not None and counted else None
 
 
 def fraction(word: str) -> float | None:
@@ -305,9 +305,7 @@ def find_numbers(tokens: list[str]) -> list[NumberSpan]:
                 value = float(f"{int(value)}.{''.join(digits)}")
                 end = k
         # "three quarters", "two thirds", "three tenths of a metre": a count of a fraction
-        if end < n and t.isalpha() and t not in ("a", "an") and _counts(value, tokens[end]):
-            part = fraction(tokens[end])
-            assert part is not None
+        if end < n and t.isalpha() and t not in ("a", "an") and (part := _counted_part(value, tokens[end])):
             value, end = value * part, _past_of(tokens, end + 1)
         # "two and a half", "one and a quarter"
         if end + 2 < n and tokens[end] == "and" and tokens[end + 1] in ("a", "an") and tokens[end + 2] in FRACTIONS:
