@@ -122,12 +122,16 @@ def _check_stop(report: CheckReport, config: AppConfig) -> None:
 
 
 def _check_aec() -> str:
-    from edgevox.voice.aec import apm_module
+    from edgevox.voice.aec import apm_module, speex_library
 
     apm_module()  # ModelError with what to install when livekit is missing
+    speex_library()  # the same when libspeexdsp is
     from importlib.metadata import version
 
-    return f"aec: WebRTC AEC3 (livekit {version('livekit')}) removes the robot's voice from the microphone"
+    return (
+        f"aec: WebRTC AEC3 (livekit {version('livekit')}) removes the robot's voice from the microphone; "
+        "the stop check also hears Speex's linear stage (libspeexdsp)"
+    )
 
 
 def _load_wake(config: AppConfig) -> str:

@@ -23,7 +23,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "== system libraries (PortAudio for sound devices; PulseAudio for the virtual sound card the tests use)"
 # python3-venv: Debian ships venv's pip separately. build-essential and cmake: llama-cpp-python
 # has no Linux wheel on PyPI and compiles llama.cpp at install time.
-APT_PACKAGES="libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins python3 python3-venv build-essential cmake"
+APT_PACKAGES="libportaudio2 libspeexdsp1 pulseaudio pulseaudio-utils libasound2-plugins python3 python3-venv build-essential cmake"
 if [ "$DEV" -eq 1 ]; then
   # The ROS 1 bridge tests run against a real roscore from Debian's packages.
   APT_PACKAGES="$APT_PACKAGES ros-core python3-rospy python3-rosmaster python3-std-msgs"

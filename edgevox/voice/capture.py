@@ -305,7 +305,8 @@ class Capture:
             )
         )
         with q.cond:
-            q.utterances.append(Utterance(turn_id, end.audio, echo, end.pause_samples, watch))
+            linear = self.aec.linear_tail(end.audio.shape[0]) if self.aec is not None and watch else None
+            q.utterances.append(Utterance(turn_id, end.audio, echo, end.pause_samples, watch, linear))
             if q.spec_job is not None and q.spec_job.turn_id == turn_id:
                 # The utterance is final now: its own job (below) is what the STT thread needs.
                 # A speculation already running for it may still be used if its audio matches.

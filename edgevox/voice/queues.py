@@ -50,6 +50,10 @@ class Utterance:
     watch: bool = False
     """It began while the robot was talking or something it started was running: the stop
     check listens twice (:mod:`edgevox.voice.stop_check`)."""
+    linear: np.ndarray | None = None
+    """The same utterance from the echo canceller's linear stage (``echo_guard: aec``, watched
+    utterances only; :meth:`edgevox.voice.aec.EchoCanceller.linear_tail`): the second listen
+    decodes it too."""
 
 
 @dataclass

@@ -14,6 +14,9 @@ Two listens, both before any agent sees the words:
    not the robot." where the beam's best was "Stop.", "Okay, stop." and "Stop the robot."
    (``edgevox bench spoken-stop``, figures in ``docs/voice.md``). Only the *best* beam counts,
    not any of them: a stop further down the list was as often a near word ("Stock.", "Shop.").
+   With echo cancellation on, the same utterance from the canceller's *linear* stage is decoded
+   too when the first decode found no stop: AEC3's suppressor can take the user's first sounds
+   for echo ("Up." for "Stop."), the linear stage leaves them (:mod:`edgevox.voice.aec`).
 
 Utterances the half-duplex guard marks as the robot's own echo get only the first listen: the
 robot's own "Stopped." must not stop it again.
@@ -58,8 +61,16 @@ class StopCheck:
         """First listen: the stop phrase in ``text``, or None."""
         return self.matcher.match(text) if text and self.matcher is not None else None
 
-    def listen_again(self, audio: np.ndarray) -> tuple[str, str] | None:
-        """Second listen: (the best beam's text, its stop phrase), or None."""
+    def listen_again(self, audio: np.ndarray, linear: np.ndarray | None = None) -> tuple[str, str] | None:
+        """Second listen: (the best beam's text, its stop phrase), or None. ``linear``: the same
+        utterance from the echo canceller's linear stage, decoded when ``audio`` holds no stop."""
+        for signal in (audio, linear):
+            heard = self._best_beam(signal) if signal is not None else None
+            if heard is not None:
+                return heard
+        return None
+
+    def _best_beam(self, audio: np.ndarray) -> tuple[str, str] | None:
         stt = self.stt
         if self.matcher is None or not isinstance(stt, AlternativeHypotheses) or self.beams <= 0:
             return None

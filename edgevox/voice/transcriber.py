@@ -147,7 +147,7 @@ class Transcriber:
         ``text``: the best beam's text when it holds one, else ``text``."""
         if not utt.watch or utt.echo or utt.turn_id == self._stopped_turn or self.stop_check.phrase(text):
             return text
-        heard = self.stop_check.listen_again(utt.audio)
+        heard = self.stop_check.listen_again(utt.audio, utt.linear)
         return heard[0] if heard is not None else text
 
     def _early_stop(self, utt: Utterance, text: str, stt_s: float) -> None:

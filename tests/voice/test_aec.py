@@ -124,3 +124,73 @@ def test_the_reference_keeps_the_samples_written_and_silence_elsewhere():
     assert np.all(got[:20] == 0) and np.all(got[20:70] == 0.5) and np.all(got[70:] == 0)
     ref.forget_after(120)  # cleared: what was queued after 120 never plays
     assert np.all(ref.samples(100, 150)[20:] == 0) and np.all(ref.samples(100, 120) == 0.5)
+
+
+def _run_both(
+    aec: EchoCanceller, mic: np.ndarray, out_len: int, delay_ms: float | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`_run`, with a measured delay; returns AEC3's output and the linear stage's."""
+    burst = OUT_RATE * 60 // 1000
+    cleaned = np.zeros_like(mic, dtype=np.float32)
+    linear = np.zeros_like(mic, dtype=np.float32)
+    for k in range(0, mic.shape[0] - FRAME + 1, FRAME):
+        played = min(out_len, -(-((k + FRAME) * OUT_RATE // MIC_RATE) // burst) * burst)
+        cleaned[k : k + FRAME] = aec.process(
+            mic[k : k + FRAME].astype(np.float32), played, playing=played < out_len, delay_ms=delay_ms
+        )
+        tail = aec.linear_tail(FRAME)
+        assert tail is not None
+        linear[k : k + FRAME] = tail
+    return cleaned, linear
+
+
+@pytest.mark.parametrize("delay_ms", [40, 330])
+def test_the_linear_stage_removes_the_echo_once_it_has_adapted(speech_dir, delay_ms):
+    reference, out_len, mic, _, _ = _room(speech_dir, delay_ms)
+    _, linear = _run_both(EchoCanceller(reference, MIC_RATE), mic, out_len, delay_ms + 20.0)
+    late = slice(6 * MIC_RATE, 11 * MIC_RATE)
+    erle = _db(mic[late]) - _db(linear[late])
+    assert erle > 15, f"linear stage: echo only {erle:.1f} dB quieter at {delay_ms} ms"
+
+
+def test_the_linear_stage_keeps_the_onset_of_a_person_talking_over_the_robot(speech_dir):
+    """AEC3's suppressor attenuates the first sounds of double talk; the linear stage only
+    subtracts its echo estimate, so a person's onset under louder echo is still there."""
+    reference, out_len, mic, echo, user = _room(speech_dir, 40, user_at_s=6.0)
+    cleaned, linear = _run_both(EchoCanceller(reference, MIC_RATE), mic, out_len, 60.0)
+    first = np.flatnonzero(np.abs(user) > 0.02 * np.max(np.abs(user)))[0]
+    onset = slice(first, first + MIC_RATE // 10)  # the first 100 ms of the person's voice
+    kept_aec3 = _db(cleaned[onset]) - _db(user[onset])
+    kept_linear = _db(linear[onset]) - _db(user[onset])
+    assert kept_linear > -3, f"linear stage lost {-kept_linear:.1f} dB of the onset"
+    assert kept_linear > kept_aec3 + 3, (kept_linear, kept_aec3)
+
+
+def test_the_linear_tail_is_the_last_audio_processed_and_no_more_than_is_kept():
+    reference = PlaybackReference(OUT_RATE)
+    aec = EchoCanceller(reference, MIC_RATE)
+    t = np.arange(6 * FRAME, dtype=np.float32) / MIC_RATE
+    tone = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)  # nothing plays: the voice is kept
+    for k in range(0, tone.shape[0], FRAME):
+        aec.process(tone[k : k + FRAME], 0, playing=False, delay_ms=None)
+    tail = aec.linear_tail(250)
+    assert tail is not None and tail.shape == (250,)
+    assert np.corrcoef(tail, tone[-250:])[0, 1] > 0.95  # (Speex high-passes its input: a small phase shift)
+    assert abs(_db(tail) - _db(tone[-250:])) < 1.0
+    assert aec.linear_tail(7 * FRAME) is None  # more than was processed
+    assert aec.linear_tail(0) is None
+
+
+def test_a_missing_libspeexdsp_names_the_package(monkeypatch):
+    import ctypes
+
+    from edgevox.errors import ModelError
+    from edgevox.voice import aec as aec_module
+
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(aec_module.ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    with pytest.raises(ModelError, match="apt-get install libspeexdsp1"):
+        EchoCanceller(PlaybackReference(OUT_RATE), MIC_RATE)

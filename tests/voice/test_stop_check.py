@@ -116,6 +116,37 @@ def test_the_check_describes_itself_and_only_reads_short_audio():
     assert plain.listen_again(np.zeros(16000, dtype=np.float32)) is None
 
 
+def test_the_linear_stage_is_heard_when_the_cancellers_output_holds_no_stop():
+    """With echo cancellation the second listen also decodes the canceller's linear stage
+    (AEC3's suppressor can take the first sounds of "stop" for echo); only when the cleaned
+    audio's best beam holds no stop, and its own best beam still has to hold one."""
+
+    class TwoSignals:
+        sample_rate_hz = 16000
+
+        def __init__(self, best: dict[float, str]) -> None:
+            self.best = best
+            self.decoded: list[float] = []
+
+        def transcribe(self, audio, *, vocabulary=()):
+            raise AssertionError("not called")
+
+        def alternatives(self, audio, n=5):
+            self.decoded.append(float(audio[0]))
+            return [(self.best[float(audio[0])], -0.1), ("Stop.", -0.2)]
+
+    cleaned, linear = np.full(8000, 0.25, np.float32), np.full(8000, 0.5, np.float32)
+    stt = TwoSignals({0.25: "Up.", 0.5: "Stop."})
+    assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned, linear) == ("Stop.", "stop")
+    assert stt.decoded == [0.25, 0.5]
+    stt = TwoSignals({0.25: "Stop right now.", 0.5: "Up."})
+    assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned, linear) == ("Stop right now.", "stop")
+    assert stt.decoded == [0.25]  # a stop in the cleaned audio: the linear stage is not decoded
+    stt = TwoSignals({0.25: "Up.", 0.5: "Stock."})
+    assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned, linear) is None
+    assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned) is None  # no canceller: one signal
+
+
 def test_with_the_spoken_stop_off_a_stop_word_is_an_ordinary_turn(bus, recorder, loops):
     """``safety.enabled: false`` builds the loop with no stop phrases: it starts (it used to
     raise in StopPhraseMatcher), "stop" is a request like any other, and check says it is off."""
