@@ -133,6 +133,8 @@ class _Room:
         self.loop = VoiceLoop(self.bus, vad, stt, agent, _Gain(tts, robot_gain), mic, speaker, settings)
         self.speaker = speaker
         self.erle: float | None = None
+        self.linear_erle: tuple[float | None, float | None] = (None, None)
+        """The linear stage's ERLE over the robot talking alone before the trials and after them."""
         """Echo return loss enhancement over the robot talking alone (AEC only)."""
 
     def _on(self, event: Any) -> None:
@@ -152,21 +154,29 @@ class _Room:
     def __enter__(self) -> _Room:
         self.user.start()
         self.loop.start()
-        self.erle = self._measure_erle()
+        self.erle, linear = self._measure_erle()
+        self.linear_erle = (linear, None)
         return self
 
-    def _measure_erle(self, seconds: float = 6.0) -> float | None:
-        """The robot talks alone for ``seconds``: echo return loss enhancement over it (AEC only)."""
+    def measure_linear_erle_after(self) -> None:
+        """After the trials: the linear stage's ERLE once it has adapted to the room."""
+        self.linear_erle = (self.linear_erle[0], self._measure_erle()[1])
+
+    def _measure_erle(self, seconds: float = 6.0) -> tuple[float | None, float | None]:
+        """The robot talks alone for ``seconds``: echo return loss enhancement over it, of the
+        canceller and of its linear stage (AEC only)."""
         from edgevox.voice.aec import erle_db
 
         aec = self.loop.echo_canceller
-        before = aec.energies if aec is not None else None
+        before = (aec.energies, aec.linear_energies) if aec is not None else None
         self.speak_until_audible()
         time.sleep(seconds)  # the robot talks alone: nothing to wait for but time
         self.loop.interrupt()
         if not self.loop.wait_idle(20):
             raise RuntimeError("the loop did not settle after the echo measurement")
-        return erle_db(before, aec.energies) if aec is not None and before is not None else None
+        if aec is None or before is None:
+            return None, None
+        return erle_db(before[0], aec.energies), erle_db(before[1], aec.linear_energies)
 
     def __exit__(self, *exc: object) -> None:
         self.loop.stop(10)
@@ -312,12 +322,15 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
                                 misses.append(
                                     f"{guard} {latency_ms} ms: FALSE stop on {clip.text!r} ({clip.voice}): heard {texts}"
                                 )
-                        erle = room.erle
+                        if guard == "aec":
+                            room.measure_linear_erle_after()
+                        erle, linear_erle = room.erle, room.linear_erle
                     reinitialize_portaudio()
                 key = f"{guard} @ {latency_ms} ms"
                 results["settings"][key] = _summary(latencies, heard, args.stops, false, args.others, snrs)
                 print(f"{key}: heard {heard}/{args.stops}, false stops {false}/{args.others}", file=sys.stderr)
                 results["settings"][key]["erle_db"] = erle
+                results["settings"][key]["linear_erle_db"] = linear_erle
     results["misses"] = misses
     if args.json:
         print(json.dumps(results, indent=2))
@@ -326,6 +339,9 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
         for key, s in results["settings"].items():
             lat = s["latency_ms"]
             erle_text = "" if s["erle_db"] is None else f"  ERLE {s['erle_db']:.1f} dB"
+            lin = s["linear_erle_db"]
+            if lin[0] is not None and lin[1] is not None:
+                erle_text += f" (linear stage {lin[0]:.1f} dB before the trials, {lin[1]:.1f} dB after)"
             print(
                 f"{key:22s} stops heard {s['stops_heard']}/{s['stops']}  false stops {s['false_stops']}/{s['others']}"
                 f"  word end -> stopped p50 {lat['p50']:.0f} ms p95 {lat['p95']:.0f} ms"

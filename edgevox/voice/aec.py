@@ -200,6 +200,7 @@ class EchoCanceller:
         """Output position of the next reference sample the linear stage reads; None while idle."""
         self._lin_ref = np.zeros(0, dtype=np.float32)
         self._lin_out: deque[np.ndarray] = deque(maxlen=int(LINEAR_KEEP_S * 1000 / FRAME_MS))
+        self._lin_echo_out = 0.0
 
     @property
     def energies(self) -> tuple[float, float]:
@@ -208,6 +209,11 @@ class EchoCanceller:
         spoke, ``10 log10(in / out)`` of their increase is the echo return loss enhancement
         (:func:`erle_db`); with a user talking over it, that ratio is lower (the user stays)."""
         return self._echo_in, self._echo_out
+
+    @property
+    def linear_energies(self) -> tuple[float, float]:
+        """As :attr:`energies`, for the linear stage's output (its ERLE is lower: no suppressor)."""
+        return self._echo_in, self._lin_echo_out
 
     @staticmethod
     def heard_user(raw_rms: float, clean_rms: float, *, echo: bool = True) -> bool:
@@ -244,6 +250,8 @@ class EchoCanceller:
         for i in range(n):
             part = slice(i * size, (i + 1) * size)
             self._lin_out.append(self._linear.process(pcm[part], reference[part]))
+            if fed or playing:
+                self._lin_echo_out += float(np.sum(np.square(self._lin_out[-1] / _INT16, dtype=np.float64)))
         if fed or playing:
             self._echo_in += float(np.sum(np.square(frame, dtype=np.float64)))
             self._echo_out += float(np.sum(np.square(out, dtype=np.float64)))

@@ -17,6 +17,10 @@ Two listens, both before any agent sees the words:
    With echo cancellation on, the same utterance from the canceller's *linear* stage is decoded
    too when the first decode found no stop: AEC3's suppressor can take the user's first sounds
    for echo ("Up." for "Stop."), the linear stage leaves them (:mod:`edgevox.voice.aec`).
+   In these short utterances the match is *tolerant*: a stop word's present-tense forms count
+   ("are stopping right now" for "Stop right now" said over the robot), its past does not
+   (:meth:`~edgevox.voice.stop_phrases.StopPhraseMatcher.tolerant`). The first transcript is
+   matched that way before anything is decoded again.
 
 Utterances the half-duplex guard marks as the robot's own echo get only the first listen: the
 robot's own "Stopped." must not stop it again.
@@ -48,6 +52,8 @@ class StopCheck:
     ) -> None:
         self.matcher = matcher
         """None when the spoken stop is off (``safety.enabled: false``): nothing is a stop phrase."""
+        self.tolerant = matcher.tolerant() if matcher is not None else None
+        """The second listen's matcher: present-tense forms of a stop word count too."""
         self.stt = stt
         self.max_s = max_s
         self.beams = beams
@@ -61,26 +67,32 @@ class StopCheck:
         """First listen: the stop phrase in ``text``, or None."""
         return self.matcher.match(text) if text and self.matcher is not None else None
 
-    def listen_again(self, audio: np.ndarray, linear: np.ndarray | None = None) -> tuple[str, str] | None:
-        """Second listen: (the best beam's text, its stop phrase), or None. ``linear``: the same
-        utterance from the echo canceller's linear stage, decoded when ``audio`` holds no stop."""
+    def listen_again(
+        self, audio: np.ndarray, linear: np.ndarray | None = None, *, heard: str = ""
+    ) -> tuple[str, str] | None:
+        """Second listen: (the text, its stop phrase), or None. ``heard``: the first transcript,
+        matched tolerantly first; then the best beam of ``audio``, then of ``linear`` (the same
+        utterance from the echo canceller's linear stage)."""
+        if self.tolerant is None or audio.shape[0] > self.max_s * self.stt.sample_rate_hz:
+            return None
+        phrase = self.tolerant.match(heard) if heard else None
+        if phrase:
+            return heard, phrase
         for signal in (audio, linear):
-            heard = self._best_beam(signal) if signal is not None else None
-            if heard is not None:
-                return heard
+            found = self._best_beam(signal) if signal is not None else None
+            if found is not None:
+                return found
         return None
 
     def _best_beam(self, audio: np.ndarray) -> tuple[str, str] | None:
         stt = self.stt
-        if self.matcher is None or not isinstance(stt, AlternativeHypotheses) or self.beams <= 0:
-            return None
-        if audio.shape[0] > self.max_s * self.stt.sample_rate_hz:
+        if self.tolerant is None or not isinstance(stt, AlternativeHypotheses) or self.beams <= 0:
             return None
         alternatives = stt.alternatives(audio, self.beams)
         if not alternatives:
             return None
         text = alternatives[0][0]
-        phrase = self.matcher.match(text)
+        phrase = self.tolerant.match(text)
         return (text, phrase) if phrase else None
 
     def describe(self) -> str:
@@ -99,9 +111,10 @@ def describe(
 ) -> str:
     """How the stop phrases are recognised, in one line (``edgevox check``)."""
     how = "matched in the transcript (at the first pause and at the end)"
+    how += (
+        f"; in short utterances (<= {max_s:g} s) heard while the robot talks or acts, "
+        "present-tense forms count ('stopping')"
+    )
     if second_listen:
-        how += (
-            f"; short utterances (<= {max_s:g} s) heard while the robot talks or acts are "
-            f"decoded again with {beams}-beam search"
-        )
+        how += f", and those are decoded again with {beams}-beam search"
     return f"{', '.join(repr(p) for p in phrases)}: {how}"

@@ -20,6 +20,13 @@ A false stop costs a repeated command; a missed stop can cost a collision, so
 the matcher errs towards stopping. ``max_words`` can restrict matching to short
 utterances where that trade-off is wrong for an application.
 
+A *tolerant* matcher (:meth:`StopPhraseMatcher.tolerant`, used by the stop check on short
+utterances heard over the robot's voice) also takes a phrase word's present-tense inflections:
+Whisper renders a clipped imperative followed by more words as a progressive or a third person
+("are stopping right now" for "Stop right now" said over the robot). The past is left out: "it
+stopped" reports, and "Stopped." is the robot's own confirmation. The forms come from
+lemminflect's English lexicon, for words it knows as verbs; other words get none.
+
 Pure and thread-safe (immutable after construction); the voice loop calls it on
 the STT thread for every transcript, before any agent sees it.
 """
@@ -29,6 +36,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+
+from edgevox.language.words import lemmas
 
 DEFAULT_STOP_PHRASES = ("stop", "halt", "freeze")
 """The English default (``safety.stop_phrases`` when ``stt.language`` is ``en``). "stop" also
@@ -101,6 +110,17 @@ def normalise_words(text: str) -> list[str]:
     return _WORDS.findall(_nfkc(text).translate(_APOSTROPHES).lower())
 
 
+def present_forms(word: str) -> frozenset[str]:
+    """The present-tense inflections English gives ``word`` as a verb ("stops", "stopping" of
+    "stop"), without the past; none when the English lexicon does not know it as a verb."""
+    if "VERB" not in lemmas(word):
+        return frozenset()
+    from lemminflect import getInflection
+
+    forms = {form for tag in ("VBZ", "VBG") for form in getInflection(word, tag=tag)}
+    return frozenset(f.lower() for f in forms if f.lower() != word)
+
+
 class StopPhraseMatcher:
     """Matches safety stop phrases in transcripts; see the module docstring for the rules."""
 
@@ -111,7 +131,12 @@ class StopPhraseMatcher:
         negations: Iterable[str] = DEFAULT_NEGATIONS,
         negation_window: int = 2,
         max_words: int | None = None,
+        tolerant: bool = False,
     ) -> None:
+        phrases, negations = tuple(phrases), tuple(negations)
+        self._given = (phrases, negations)
+        self.tolerant_forms = tolerant
+        """Whether a phrase word's present-tense inflections match too (see the module docstring)."""
         self.phrases = tuple(p for p in (" ".join(normalise_words(p)) for p in phrases) if p)
         if not self.phrases:
             raise ValueError("stop phrases: at least one non-empty phrase is needed (e.g. 'stop')")
@@ -123,6 +148,19 @@ class StopPhraseMatcher:
             raise ValueError(f"negation_window = {negation_window}: must be >= 0")
         self.negation_window = negation_window
         self.max_words = max_words
+        words = {w for phrase in self._phrase_words for w in phrase}
+        self._forms = {w: frozenset((w,)) | (present_forms(w) if tolerant else frozenset()) for w in words}
+
+    def tolerant(self) -> StopPhraseMatcher:
+        """The same phrases and negations, also matching present-tense inflections."""
+        phrases, negations = self._given
+        return StopPhraseMatcher(
+            phrases,
+            negations=negations,
+            negation_window=self.negation_window,
+            max_words=self.max_words,
+            tolerant=True,
+        )
 
     def match(self, text: str) -> str | None:
         """The matched phrase, or None."""
@@ -134,7 +172,7 @@ class StopPhraseMatcher:
             size = len(phrase)
             for index, words in enumerate(clauses):
                 for start in range(len(words) - size + 1):
-                    if tuple(words[start : start + size]) != phrase:
+                    if not all(w in self._forms[p] for w, p in zip(words[start : start + size], phrase, strict=True)):
                         continue
                     at_end = index == last and start + size == len(words)
                     if not self._negated(words, start, at_end=at_end):

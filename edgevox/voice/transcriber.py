@@ -109,9 +109,11 @@ class Transcriber:
             try:
                 vocabulary = vocabulary_for(self.vocabulary, self.agent)
                 if speculation is not None and speculation.vocabulary == vocabulary:
+                    text, phrase = self._listen_again(utt, speculation.text)
                     self.handle_transcript(
                         utt.turn_id,
-                        self._listen_again(utt, speculation.text),
+                        text,
+                        stop_phrase=phrase,
                         origin="voice",
                         stt_s=speculation.stt_s,
                         echo=utt.echo,
@@ -124,9 +126,15 @@ class Transcriber:
                 stt_s = time.perf_counter() - t0
                 text = result.text.strip()
                 if final:
-                    text = self._listen_again(utt, text)
+                    text, phrase = self._listen_again(utt, text)
                     self.handle_transcript(
-                        utt.turn_id, text, origin="voice", stt_s=stt_s, echo=utt.echo, spec_turn=spec_turn
+                        utt.turn_id,
+                        text,
+                        stop_phrase=phrase,
+                        origin="voice",
+                        stt_s=stt_s,
+                        echo=utt.echo,
+                        spec_turn=spec_turn,
                     )
                 elif utt.watch and self.stop_check.phrase(text):
                     self._early_stop(utt, text, stt_s)
@@ -141,14 +149,14 @@ class Transcriber:
                 if spec_turn is not None and spec_turn.speculation is not None and not spec_turn.speculation.decided:
                     q.discard(spec_turn)  # the final transcript failed: never leave a guess waiting
 
-    def _listen_again(self, utt: Utterance, text: str) -> str:
+    def _listen_again(self, utt: Utterance, text: str) -> tuple[str, str | None]:
         """The stop check's second listen (:mod:`edgevox.voice.stop_check`): for a short utterance
         begun while the robot talked or acted, not taken for its echo, with no stop phrase in
-        ``text``: the best beam's text when it holds one, else ``text``."""
+        ``text``: (the text that holds one, the phrase) when it finds one, else (``text``, None)."""
         if not utt.watch or utt.echo or utt.turn_id == self._stopped_turn or self.stop_check.phrase(text):
-            return text
-        heard = self.stop_check.listen_again(utt.audio, utt.linear)
-        return heard[0] if heard is not None else text
+            return text, None
+        heard = self.stop_check.listen_again(utt.audio, utt.linear, heard=text)
+        return heard if heard is not None else (text, None)
 
     def _early_stop(self, utt: Utterance, text: str, stt_s: float) -> None:
         """While the robot talks or acts (the utterance is watched), a pause's transcript with a
@@ -201,12 +209,14 @@ class Transcriber:
         echo: bool,
         speculative: bool = False,
         spec_turn: TurnRequest | None = None,
+        stop_phrase: str | None = None,
     ) -> None:
         """Stop check first (no turn lock, no agent), then queue the turn - or commit the
-        speculative turn started on the same text. Runs on the STT or the caller's thread."""
+        speculative turn started on the same text. Runs on the STT or the caller's thread.
+        ``stop_phrase``: the phrase the second listen already found in ``text``."""
         q = self.q
         heard_at = time.time()
-        phrase = self.stop_check.phrase(text)
+        phrase = stop_phrase or self.stop_check.phrase(text)
         q.publish(
             TranscriptEvent(
                 turn_id=turn_id,

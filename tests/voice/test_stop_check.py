@@ -116,6 +116,28 @@ def test_the_check_describes_itself_and_only_reads_short_audio():
     assert plain.listen_again(np.zeros(16000, dtype=np.float32)) is None
 
 
+def test_over_the_robot_a_stop_words_present_tense_stops_without_decoding_again(bus, recorder, loops):
+    """Whisper wrote "Are stopping right now." for "Stop right now" said over the robot."""
+    stt = BeamSTT("Are stopping right now.", [("Are stopping right now.", -0.2)])
+    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False)
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    stopped = recorder.wait_for(Stopped)
+    assert stopped.phrase == "stop" and stopped.text == "Are stopping right now."
+    assert recorder.wait_for(TurnDone, turn_id=1).status == "stopped"
+    assert stt.beam_calls == 0
+    assert recorder.of(TranscriptEvent, text="Are stopping right now.")[0].stop_phrase == "stop"
+
+
+def test_with_nothing_running_a_present_tense_is_an_ordinary_turn(bus, recorder, loops):
+    stt = BeamSTT("The bus stops here.", [])
+    loop, _ = make_loop(bus, audio_in=(mic := FakeAudioIn()), stt=stt, echo_guard="off")
+    start(loops, loop)
+    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
+    recorder.wait_for(TurnStarted, text="The bus stops here.")
+    assert loop.wait_idle(5)
+    assert not recorder.of(Stopped)
+
+
 def test_the_linear_stage_is_heard_when_the_cancellers_output_holds_no_stop():
     """With echo cancellation the second listen also decodes the canceller's linear stage
     (AEC3's suppressor can take the first sounds of "stop" for echo); only when the cleaned
@@ -145,6 +167,12 @@ def test_the_linear_stage_is_heard_when_the_cancellers_output_holds_no_stop():
     stt = TwoSignals({0.25: "Up.", 0.5: "Stock."})
     assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned, linear) is None
     assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned) is None  # no canceller: one signal
+    heard = "Are stopping right now."  # the first transcript, tolerantly: nothing decoded again
+    stt = TwoSignals({})
+    assert StopCheck(StopPhraseMatcher(), stt).listen_again(cleaned, linear, heard=heard) == (heard, "stop")
+    assert stt.decoded == []
+    long = np.full(3 * 16000, 0.25, np.float32)  # a request, not a stop: not even tolerantly
+    assert StopCheck(StopPhraseMatcher(), stt).listen_again(long, heard=heard) is None
 
 
 def test_with_the_spoken_stop_off_a_stop_word_is_an_ordinary_turn(bus, recorder, loops):

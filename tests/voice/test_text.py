@@ -147,3 +147,39 @@ def test_stop_phrases_in_other_languages_match_whole_words_in_any_script_and_res
     assert StopPhraseMatcher(["止まれ"]).match("止まれ！") == "止まれ"
     with pytest.raises(ValueError, match="list them in safety.stop_phrases"):
         stop_phrases_for("ja")
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("Are stopping right now.", "stop"),  # Whisper's rendering of "Stop right now" over the robot
+        ("It stops.", "stop"),
+        ("Halting!", "halt"),
+        ("freezes", "freeze"),
+    ],
+)
+def test_a_tolerant_matcher_takes_a_stop_words_present_tense(text, phrase):
+    assert StopPhraseMatcher().tolerant().match(text) == phrase
+    assert StopPhraseMatcher().match(text) is None  # the plain matcher: whole words only
+
+
+def test_a_tolerant_matcher_reports_the_phrase_as_configured():
+    matcher = StopPhraseMatcher(("emergency stop", "halt")).tolerant()
+    assert matcher.match("Emergency stopping!") == "emergency stop"
+    assert matcher.match("the emergency is stopping") is None  # a phrase's words stay together
+
+
+@pytest.mark.parametrize("text", ["Stopped.", "It stopped there.", "Froze.", "Not stopping.", "Don't stop.", "Stock."])
+def test_a_tolerant_matcher_leaves_the_past_negations_and_near_words(text):
+    """The past reports (and "Stopped." is the robot's own confirmation); negations still apply."""
+    assert StopPhraseMatcher().tolerant().match(text) is None
+
+
+def test_a_phrase_the_english_lexicon_does_not_know_as_a_verb_gets_no_other_forms():
+    from edgevox.voice.stop_phrases import present_forms
+
+    assert present_forms("stop") == {"stops", "stopping"}
+    assert present_forms("anhalten") == frozenset() and present_forms("stopp") == frozenset()
+    german = StopPhraseMatcher(("stopp", "anhalten"), negations=("nicht",)).tolerant()
+    assert german.match("Sofort anhalten!") == "anhalten" and german.match("anhaltens") is None
+    assert german.phrases == ("stopp", "anhalten") and german.tolerant_forms
