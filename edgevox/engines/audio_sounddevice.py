@@ -43,6 +43,10 @@ from edgevox.errors import AudioDeviceError, LifecycleError
 # Defaults of the streams, which the config schema (``audio.input`` / ``audio.output``) takes as its own.
 INPUT_BLOCK_MS: Final = 20
 OUTPUT_BLOCK_MS: Final = 10
+TAP_KEEP_S: Final = 4.0
+"""How much of what it sent the output keeps for a linear echo canceller (:class:`~edgevox.engines.base.OutputTap`)."""
+TAP_GUARD: Final = 4096
+"""Tap slots left out of a read at the old end of the ring: the callback may be overwriting them."""
 """Short playback blocks bound how fast audio stops (barge-in, the safety stop)."""
 DEFAULT_LATENCY: Final = "low"
 
@@ -349,10 +353,34 @@ class SoundDeviceOut(_WatchedStream):
         """Of those, samples dropped unplayed by ``clear``."""
         self._played_in = 0
         self._resampler: Resampler | None = None
+        self.tap_rate_hz = 0
+        self._tap = np.zeros(0, dtype=np.float32)
+        self._tapped = 0
 
     def _on_opened(self, device_rate_hz: int) -> None:
         with self._write_lock:
             self._resampler = Resampler(self.sample_rate_hz, device_rate_hz)
+            self._tap = np.zeros(int(TAP_KEEP_S * device_rate_hz), dtype=np.float32)
+            self._tapped = 0
+            self.tap_rate_hz = device_rate_hz
+
+    @property
+    def tapped_samples(self) -> int:
+        """Samples (at the device's rate, silence included) the callback sent since the stream opened."""
+        return self._tapped
+
+    def tap(self, lo: int, hi: int) -> np.ndarray:
+        """What the callback sent at device positions ``lo``..``hi`` (:class:`~edgevox.engines.base.OutputTap`)."""
+        out = np.zeros(max(0, hi - lo), dtype=np.float32)
+        ring, end = self._tap, self._tapped
+        size = ring.shape[0]
+        # The oldest slots are the ones the callback overwrites next: leave a block's worth out.
+        pos, b = max(lo, end - size + TAP_GUARD, 0), min(hi, end)
+        while pos < b:
+            n = min(b - pos, size - pos % size)
+            out[pos - lo : pos - lo + n] = ring[pos % size : pos % size + n]
+            pos += n
+        return out
 
     def _callback(self, outdata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
         # Audio thread: pull queued samples, pad with silence. No allocation beyond slicing.
@@ -376,6 +404,7 @@ class SoundDeviceOut(_WatchedStream):
                 self._cond.notify_all()
         if filled < frames:
             outdata[filled:] = 0
+        self._keep(outdata[:, 0])
         if filled and self.on_play is not None:
             # outputBufferDacTime - currentTime = how long until this block is audible.
             ahead_s = 0.0
@@ -384,6 +413,18 @@ class SoundDeviceOut(_WatchedStream):
             except (AttributeError, TypeError):
                 pass
             self.on_play(filled, now + (ahead_s if 0.0 < ahead_s < 1.0 else 0.0))
+
+    def _keep(self, block: np.ndarray) -> None:
+        """Audio thread: copy what was sent into the tap's ring (no allocation beyond slicing)."""
+        ring = self._tap
+        size, n = ring.shape[0], block.shape[0]
+        if size == 0 or n > size:
+            return
+        i = self._tapped % size
+        first = min(n, size - i)
+        ring[i : i + first] = block[:first]
+        ring[: n - first] = block[first:]
+        self._tapped += n
 
     def write(self, samples: np.ndarray) -> None:
         """Queue audio (caller's thread: resampling happens here, not in the callback)."""

@@ -145,3 +145,23 @@ class AudioOut(Protocol):
     def played_samples(self) -> int: ...
 
     def stop(self) -> None: ...
+
+
+@runtime_checkable
+class OutputTap(Protocol):
+    """An output that keeps what it sent to the device, silence included, on one continuous
+    clock: sample ``k`` of the tap left for the device ``k`` samples after the first. A linear
+    echo canceller needs that clock (``played_samples`` counts written samples only, so it
+    stands still between replies and each reply starts at another offset to the microphone)."""
+
+    tap_rate_hz: int
+    """The tap's rate (the device's); 0 before the stream opened."""
+
+    @property
+    def tapped_samples(self) -> int:
+        """Samples sent to the device since the stream opened."""
+        ...
+
+    def tap(self, lo: int, hi: int) -> np.ndarray:
+        """The samples sent at ``lo``..``hi`` (float32); zeros for positions no longer (or not yet) kept."""
+        ...

@@ -29,7 +29,9 @@ is Speex's MDF adaptive filter (``libspeexdsp``, Debian's ``libspeexdsp1``) with
 residual suppressor: it subtracts its estimate of the echo and leaves everything else, the
 user's onset included. Its reference is the played audio read continuously at a fixed lead
 over the echo (``LINEAR_LEAD_MS`` before the measured delay), so the filter sees one stable
-echo path. The capture thread keeps the last seconds of its output
+echo path: from the output's tap (:class:`~edgevox.engines.base.OutputTap`, everything sent to
+the device, silence included, on the device's clock) where the output has one, so the path
+holds from reply to reply; else from the written positions, which stand still between replies. The capture thread keeps the last seconds of its output
 (:meth:`EchoCanceller.linear_tail`) and the stop check's second listen decodes them too
 (:mod:`edgevox.voice.stop_check`). Measured offline on stops said over the robot's voice
 (30 + 30 Piper trials, 3-11 dB over the echo): stops heard 22 of 30 on AEC3's output, 27 of 30
@@ -49,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from edgevox.engines.base import OutputTap
 from edgevox.engines.resample import Resampler
 from edgevox.errors import ModelError
 from edgevox.voice.echo import PlaybackReference
@@ -171,7 +174,7 @@ class LinearEcho:
 class EchoCanceller:
     """WebRTC AEC3 on the capture thread, and the linear stage beside it (see the module docstring)."""
 
-    def __init__(self, reference: PlaybackReference, mic_rate_hz: int) -> None:
+    def __init__(self, reference: PlaybackReference, mic_rate_hz: int, *, tap: OutputTap | None = None) -> None:
         if mic_rate_hz not in AEC_RATES_HZ:
             raise ValueError(
                 f"echo cancellation runs at {', '.join(map(str, AEC_RATES_HZ))} Hz, not {mic_rate_hz} Hz: "
@@ -193,11 +196,13 @@ class EchoCanceller:
         self._echo_in = 0.0
         self._echo_out = 0.0
         self._linear = LinearEcho(mic_rate_hz, self.frame_samples)
-        self._lin_resampler = (
-            Resampler(reference.sample_rate_hz, mic_rate_hz) if reference.sample_rate_hz != mic_rate_hz else None
-        )
+        self._tap = tap
+        """The output's record of what it sent, silence included (:class:`~edgevox.engines.base.OutputTap`)."""
+        self._lin_rate = 0
+        self._lin_resampler: Resampler | None = None
         self._lin_cursor: int | None = None
-        """Output position of the next reference sample the linear stage reads; None while idle."""
+        """Output position of the next reference sample the linear stage reads (the end of its
+        last read); None while idle."""
         self._lin_ref = np.zeros(0, dtype=np.float32)
         self._lin_out: deque[np.ndarray] = deque(maxlen=int(LINEAR_KEEP_S * 1000 / FRAME_MS))
         self._lin_echo_out = 0.0
@@ -267,28 +272,39 @@ class EchoCanceller:
         return tail.astype(np.float32) / _INT16
 
     def _linear_reference(self, n: int, played_pos: int, *, playing: bool, delay_ms: float | None) -> np.ndarray:
-        """The next ``n`` reference samples (int16, mic rate) for the linear stage: the played
-        audio read continuously, :data:`LINEAR_LEAD_MS` ahead of its echo."""
-        rate = self.reference.sample_rate_hz
-        target = played_pos - round(max(0.0, (delay_ms or 0.0) - LINEAR_LEAD_MS) * rate / 1000)
+        """The next ``n`` reference samples (int16, mic rate) for the linear stage: what was
+        played, read continuously :data:`LINEAR_LEAD_MS` ahead of its echo (never past what the
+        output has taken: with an echo delay under the lead, the lead is the delay). From the output's
+        tap when it has one (one clock, silence included: the filter keeps its echo path from
+        reply to reply); else from the written positions, idle between replies."""
+        tap = self._tap if self._tap is not None and self._tap.tap_rate_hz else None
+        if tap is not None:
+            rate, position, read, active = tap.tap_rate_hz, tap.tapped_samples, tap.tap, True
+        else:
+            rate, position, read, active = self.reference.sample_rate_hz, played_pos, self.reference.samples, playing
+        if rate != self._lin_rate:
+            self._lin_rate = rate
+            self._lin_resampler = Resampler(rate, self.rate_hz) if rate != self.rate_hz else None
+            self._lin_cursor = None
+        target = position - round(max(0.0, (delay_ms or 0.0) - LINEAR_LEAD_MS) * rate / 1000)
         cursor = self._lin_cursor
-        if cursor is not None and not playing and cursor - target > LINEAR_RESYNC_MS * rate // 1000:
+        off = LINEAR_RESYNC_MS * rate // 1000
+        if cursor is not None and not active and cursor - target > off:
             cursor = None  # the reply and its echo are over: idle until the next one
-        elif playing and (cursor is None or abs(cursor - target) > LINEAR_RESYNC_MS * rate // 1000):
-            cursor = target
+        elif active and (cursor is None or abs(cursor - target) > off):
+            cursor = target - math.ceil(n * rate / self.rate_hz)  # this read ends at the target
             self._lin_ref = np.zeros(0, dtype=np.float32)
             if self._lin_resampler is not None:
                 self._lin_resampler.reset()
-        self._lin_cursor = cursor
         if cursor is not None:
             while self._lin_ref.shape[0] < n:
                 m = max(1, math.ceil((n - self._lin_ref.shape[0]) * rate / self.rate_hz))
-                chunk = self.reference.samples(cursor, cursor + m)
+                chunk = read(cursor, cursor + m)
                 cursor += m
                 if self._lin_resampler is not None:
                     chunk = self._lin_resampler.process(chunk)
                 self._lin_ref = np.concatenate([self._lin_ref, chunk])
-            self._lin_cursor = cursor
+        self._lin_cursor = cursor
         ref = np.zeros(n, dtype=np.float32)
         k = min(n, self._lin_ref.shape[0])
         ref[:k] = self._lin_ref[:k]

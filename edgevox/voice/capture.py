@@ -40,7 +40,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from edgevox.engines.base import VAD, AudioIn, AudioOut
+from edgevox.engines.base import VAD, AudioIn, AudioOut, OutputTap
 from edgevox.engines.resample import Resampler
 from edgevox.errors import AudioDeviceError
 from edgevox.runtime.events import ErrorEvent
@@ -103,7 +103,15 @@ class Capture:
         self._something_running = something_running
         self.echo_delay = EchoDelay(speaker.reference, settings.segmenter.frame_ms)
         """The echo path's measured delay (:mod:`edgevox.voice.echo`); the capture thread updates it."""
-        self.aec = EchoCanceller(speaker.reference, vad.sample_rate_hz) if settings.echo_guard == "aec" else None
+        self.aec = (
+            EchoCanceller(
+                speaker.reference,
+                vad.sample_rate_hz,
+                tap=audio_out if isinstance(audio_out, OutputTap) else None,
+            )
+            if settings.echo_guard == "aec"
+            else None
+        )
         """The echo canceller (``echo_guard: aec``, :mod:`edgevox.voice.aec`); the capture thread runs it."""
 
     def run(self) -> None:

@@ -179,6 +179,40 @@ def test_output_plays_queued_audio_and_clear_stops_within_one_block():
         out.stop()
 
 
+def test_the_output_tap_keeps_what_was_sent_silence_included_on_one_clock():
+    """A linear echo canceller reads what the device was sent by position on the device's clock
+    (``OutputTap``): replies and the silence between them, in order, wrapping the ring."""
+    from edgevox.engines.audio_sounddevice import TAP_GUARD, TAP_KEEP_S
+    from edgevox.engines.base import OutputTap
+
+    sd = FakeSounddevice(DEVICES, rate_hz=16000)
+    out = SoundDeviceOut(sample_rate_hz=16000, block_ms=10, watchdog_timeout_s=0, sd_module=sd)
+    assert isinstance(out, OutputTap)
+    out.start()
+    try:
+        cb = sd.streams[0].kwargs["callback"]
+        assert out.tap_rate_hz == 16000 and out.tapped_samples == 0
+        block = np.zeros((160, 1), np.float32)
+        out.write(np.full(200, 0.5, np.float32))
+        cb(block, 160, None, None)  # reply
+        cb(block, 160, None, None)  # 40 more of it, then silence
+        cb(block, 160, None, None)  # silence: the clock goes on
+        assert out.tapped_samples == 480 and out.played_samples == 200
+        got = out.tap(100, 500)
+        assert np.all(got[:100] == 0.5) and np.all(got[100:380] == 0) and np.all(got[380:] == 0)  # (480+ not sent yet)
+        ring = int(TAP_KEEP_S * 16000)
+        for k in range(ring // 160 + 10):  # wrap the ring: each block says its number
+            out.write(np.full(160, k / 1e5, np.float32))
+            cb(block, 160, None, None)
+        end = out.tapped_samples
+        tail = out.tap(end - 320, end)
+        assert np.allclose(tail[:160], (ring // 160 + 8) / 1e5) and np.allclose(tail[160:], (ring // 160 + 9) / 1e5)
+        assert np.all(out.tap(0, 480) == 0)  # overwritten long ago
+        assert np.all(out.tap(end - ring, end - ring + TAP_GUARD) == 0)  # may be mid-write: left out
+    finally:
+        out.stop()
+
+
 def test_output_resamples_to_the_device_rate_and_counts_in_caller_units():
     sd = FakeSounddevice(DEVICES, rate_hz=48000)
     out = SoundDeviceOut(sample_rate_hz=16000, block_ms=10, watchdog_timeout_s=0, sd_module=sd)

@@ -194,3 +194,54 @@ def test_a_missing_libspeexdsp_names_the_package(monkeypatch):
     monkeypatch.setattr(ctypes, "CDLL", missing)
     with pytest.raises(ModelError, match="apt-get install libspeexdsp1"):
         EchoCanceller(PlaybackReference(OUT_RATE), MIC_RATE)
+
+
+class _Tap:
+    """An output's tap (``OutputTap``): everything sent on one clock, silence included."""
+
+    def __init__(self, sent: np.ndarray, rate_hz: int) -> None:
+        self.sent = sent
+        self.tap_rate_hz = rate_hz
+        self.tapped_samples = 0
+
+    def tap(self, lo: int, hi: int) -> np.ndarray:
+        out = np.zeros(max(0, hi - lo), dtype=np.float32)
+        a, b = max(lo, 0), min(hi, self.tapped_samples, self.sent.shape[0])
+        if b > a:
+            out[a - lo : b - lo] = self.sent[a:b]
+        return out
+
+
+@pytest.mark.parametrize("with_tap", [True, False])
+def test_with_the_outputs_tap_the_linear_stage_keeps_its_echo_path_from_reply_to_reply(speech_dir, with_tap):
+    """Two replies 1.5 s apart. Written positions stand still between them, so without a tap the
+    second reply starts at another offset to the microphone and the filter adapts again; the
+    tap's clock runs on, and the second reply's echo is removed from its first second."""
+    robot, rate = read_wav(speech_dir / "classic/jfk.wav")
+    reply = resample(robot, rate, MIC_RATE).astype(np.float32)[: 6 * MIC_RATE]
+    gap = int(1.537 * MIC_RATE)  # (not a whole number of frames: the offset changes)
+    sent = np.concatenate([reply, np.zeros(gap, np.float32), reply, np.zeros(MIC_RATE, np.float32)])
+    delay = 40 * MIC_RATE // 1000
+    mic = np.zeros_like(sent)
+    mic[delay:] = 0.25 * sent[:-delay]
+    reference = PlaybackReference(MIC_RATE)
+    reference.add(0, reply, 0)
+    reference.add(reply.shape[0], reply, 0)
+    tap = _Tap(sent, MIC_RATE)
+    aec = EchoCanceller(reference, MIC_RATE, tap=tap if with_tap else None)
+    linear = np.zeros_like(mic)
+    second = reply.shape[0] + gap
+    for k in range(0, mic.shape[0] - FRAME + 1, FRAME):
+        tap.tapped_samples = k + FRAME
+        burst = MIC_RATE * 60 // 1000  # the device takes output in bursts
+        played = min(-(-(k + FRAME) // burst) * burst, reply.shape[0])
+        played += max(0, min(-(-(k + FRAME - second) // burst) * burst, reply.shape[0]))
+        playing = k + FRAME < reply.shape[0] or second <= k + FRAME < second + reply.shape[0]
+        aec.process(mic[k : k + FRAME], played, playing=playing, delay_ms=60.0)
+        linear[k : k + FRAME] = aec.linear_tail(FRAME)
+    start = slice(second + delay, second + delay + MIC_RATE)
+    erle = _db(mic[start]) - _db(linear[start])
+    if with_tap:
+        assert erle > 15, f"with the tap, only {erle:.1f} dB in the second reply's first second"
+    else:
+        assert erle < 10, f"without a tap {erle:.1f} dB: this test no longer shows what the tap is for"
