@@ -41,13 +41,19 @@ def _robot_talking(bus, recorder, loops, stt, **settings):
     return loop, mic, out
 
 
-def test_a_short_utterance_over_the_robot_is_heard_again_and_the_best_beam_stops_it(bus, recorder, loops):
-    stt = BeamSTT("Scott.", [("Stop.", -0.2), ("Scott.", -0.3)])
+def _stopped_by_what_is_said_over_the_robot(bus, recorder, loops, stt) -> Stopped:
+    """The robot talks; the user says something short over it; the reply is stopped."""
     loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False)
     mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
     stopped = recorder.wait_for(Stopped)
-    assert stopped.phrase == "stop" and stopped.text == "Stop."
     assert recorder.wait_for(TurnDone, turn_id=1).status == "stopped"
+    return stopped
+
+
+def test_a_short_utterance_over_the_robot_is_heard_again_and_the_best_beam_stops_it(bus, recorder, loops):
+    stt = BeamSTT("Scott.", [("Stop.", -0.2), ("Scott.", -0.3)])
+    stopped = _stopped_by_what_is_said_over_the_robot(bus, recorder, loops, stt)
+    assert stopped.phrase == "stop" and stopped.text == "Stop."
     assert stt.beam_calls == 1
 
 
@@ -119,11 +125,8 @@ def test_the_check_describes_itself_and_only_reads_short_audio():
 def test_over_the_robot_a_stop_words_present_tense_stops_without_decoding_again(bus, recorder, loops):
     """Whisper wrote "Are stopping right now." for "Stop right now" said over the robot."""
     stt = BeamSTT("Are stopping right now.", [("Are stopping right now.", -0.2)])
-    loop, mic, out = _robot_talking(bus, recorder, loops, stt, echo_guard="off", barge_in=False)
-    mic.feed(np.concatenate([tone(0.4, amplitude=0.5), silence(0.6)]))
-    stopped = recorder.wait_for(Stopped)
+    stopped = _stopped_by_what_is_said_over_the_robot(bus, recorder, loops, stt)
     assert stopped.phrase == "stop" and stopped.text == "Are stopping right now."
-    assert recorder.wait_for(TurnDone, turn_id=1).status == "stopped"
     assert stt.beam_calls == 0
     assert recorder.of(TranscriptEvent, text="Are stopping right now.")[0].stop_phrase == "stop"
 
