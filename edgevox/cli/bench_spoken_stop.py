@@ -190,7 +190,7 @@ class _Room:
         deadline = time.monotonic() + 20
         while self.speaker.played_samples - start < self.speaker.sample_rate_hz // 10:
             if time.monotonic() > deadline:
-                raise RuntimeError("the robot's reply never played")
+                raise TrialFailed("the robot's reply never played")
             time.sleep(0.01)  # polling the device position; there is no event per block
 
     def trial(self, clip: Clip, level: float, wait_s: float, *, is_stop: bool) -> tuple[float | None, float, list[str]]:
@@ -216,11 +216,19 @@ class _Room:
         time.sleep(max(0.0, word_end + 1.0 - time.time()))  # the utterance's endpoint has fired
         self.loop.interrupt()
         if not self.loop.wait_idle(20):
-            raise RuntimeError("the loop did not settle between trials")
+            raise TrialFailed("the loop did not settle between trials")
         with self._cond:
             heard = self.stops[seen][0] - word_end if len(self.stops) > seen else None
             texts = [text for _, text in self.heard[said:]]
         return heard, float(snr), texts
+
+
+class TrialFailed(RuntimeError):
+    """A trial that could not be run (the reply never played, the loop did not settle): it is
+    counted and reported, and the run goes on; three in a row end it."""
+
+
+MAX_FAILED_IN_A_ROW = 3
 
 
 class _LateSpeaker:
@@ -268,6 +276,13 @@ def _summary(latencies: list[float], heard: int, n: int, false: int, m: int, snr
     }
 
 
+def _note(misses: list[str], line: str) -> None:
+    """A miss, a false stop or a failed trial: kept for the summary and printed at once (a long
+    run that ends early still shows what it saw)."""
+    misses.append(line)
+    print(line, file=sys.stderr, flush=True)
+
+
 def run_spoken_stop_bench(args: argparse.Namespace) -> int:
     from edgevox.config.build import make_stt, make_tts, make_vad
     from edgevox.config.schema import STTConfig, TTSConfig, VADConfig
@@ -304,31 +319,47 @@ def run_spoken_stop_bench(args: argparse.Namespace) -> int:
                     reinitialize_portaudio()
                     latencies: list[float] = []
                     snrs: list[float] = []
-                    heard = false = 0
+                    heard = false = stops_run = others_run = failed_in_a_row = 0
                     with _Room(engines, guard, latency_ms, args.robot_gain) as room:
                         for clip, is_stop, level, wait_s in plan:
-                            got, snr, texts = room.trial(clip, level, wait_s, is_stop=is_stop)
+                            try:
+                                got, snr, texts = room.trial(clip, level, wait_s, is_stop=is_stop)
+                            except TrialFailed as exc:
+                                failed_in_a_row += 1
+                                _note(misses, f"{guard} {latency_ms} ms: trial not run ({clip.text!r}): {exc}")
+                                if failed_in_a_row >= MAX_FAILED_IN_A_ROW:
+                                    raise
+                                room.loop.interrupt()
+                                room.loop.wait_idle(20)
+                                continue
+                            failed_in_a_row = 0
                             if is_stop:
+                                stops_run += 1
                                 snrs.append(snr)
                                 if got is not None:
                                     heard += 1
                                     latencies.append(got)
                                 else:
-                                    misses.append(
-                                        f"{guard} {latency_ms} ms: missed {clip.text!r} ({clip.voice}): heard {texts}"
+                                    _note(
+                                        misses,
+                                        f"{guard} {latency_ms} ms: missed {clip.text!r} ({clip.voice}): heard {texts}",
                                     )
-                            elif got is not None:
-                                false += 1
-                                misses.append(
-                                    f"{guard} {latency_ms} ms: FALSE stop on {clip.text!r} ({clip.voice}): heard {texts}"
-                                )
+                            else:
+                                others_run += 1
+                                if got is not None:
+                                    false += 1
+                                    _note(
+                                        misses,
+                                        f"{guard} {latency_ms} ms: FALSE stop on {clip.text!r} ({clip.voice}): "
+                                        f"heard {texts}",
+                                    )
                         if guard == "aec":
                             room.measure_linear_erle_after()
                         erle, linear_erle = room.erle, room.linear_erle
                     reinitialize_portaudio()
                 key = f"{guard} @ {latency_ms} ms"
-                results["settings"][key] = _summary(latencies, heard, args.stops, false, args.others, snrs)
-                print(f"{key}: heard {heard}/{args.stops}, false stops {false}/{args.others}", file=sys.stderr)
+                results["settings"][key] = _summary(latencies, heard, stops_run, false, others_run, snrs)
+                print(f"{key}: heard {heard}/{stops_run}, false stops {false}/{others_run}", file=sys.stderr)
                 results["settings"][key]["erle_db"] = erle
                 results["settings"][key]["linear_erle_db"] = linear_erle
     results["misses"] = misses
