@@ -1,6 +1,6 @@
 """STT adapter over faster-whisper (CTranslate2 Whisper): int8 on the CPU, float16 on CUDA.
 
-(About 440 lines because the three ways this engine decodes, the short window, faster-whisper's
+(About 450 lines because the three ways this engine decodes, the short window, faster-whisper's
 30 s path and the beam search the stop check reads, share one model, tokenizer and lock.)
 
 Short window: Whisper was trained on 30 s windows and faster-whisper always pads the
@@ -19,7 +19,17 @@ without timestamps and with a repetition penalty), so a biased pass that repeats
 runs out of tokens is decoded again unbiased, and repeats left are collapsed.
 Utterances longer than ``30 - window_pad_s`` (and all of them when ``min_window_s`` is
 ``None`` or >= 30) take faster-whisper's own 30 s path, which also seeks through audio
-longer than 30 s. Rejected: running faster-whisper with ``chunk_length`` < 30, which
+longer than 30 s.
+
+Window grid: the short window is rounded up to whole seconds (``WINDOW_STEP_S``), so the
+encoder sees at most ~30 input shapes. oneDNN, under CTranslate2, builds and caches a
+convolution primitive per input shape (up to 1,024 of them, ~1.5 MB each), so a window that
+followed the utterance's exact length added memory with every new length and never gave it
+back: +65 MB over 40 utterances of distinct lengths in a fresh process, and most of a soak's
+growth (heaptrack: 63 of the 64 MB still held after 13 minutes were CTranslate2's primitives).
+On the grid the same 40 add what the first ones of each second cost, then nothing; the
+extra padding is under a second of silence, which the end-of-audio rule below already
+handles. Rejected: running faster-whisper with ``chunk_length`` < 30, which
 re-pads the audio and reconfigures the shared feature extractor on every call.
 
 Vocabulary biasing: Whisper has no grammar, but it conditions on "previous text".
@@ -53,6 +63,7 @@ request at a time per model here (a lock), so two callers never fight for cores.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -84,6 +95,8 @@ _LIST_ECHO = re.compile(r"\b([\w']+(?:[\s,-]+[\w']+){0,7})(?:\s*[,.?!;]\s*\1\b)+
 
 FULL_WINDOW_S = 30.0
 """Whisper's training window; faster-whisper always pads to it."""
+WINDOW_STEP_S: Final = 1.0
+"""The short window is a whole number of these (see "Window grid" above)."""
 _FRAMES_PER_S = 100  # log-Mel frames (hop 160 at 16 kHz)
 _TIMESTAMP_S = 0.02  # one timestamp token step
 _MAX_INITIAL_TIMESTAMP_INDEX = 50  # the first segment starts within 1 s, as in faster-whisper
@@ -225,15 +238,18 @@ class FasterWhisperSTT:
         if self.min_window_s is None:
             return f"full {FULL_WINDOW_S:g} s window (faster-whisper)"
         return (
-            f"short window max(duration + {self.window_pad_s:g} s, {self.min_window_s:g} s); "
+            f"short window max(duration + {self.window_pad_s:g} s, {self.min_window_s:g} s) "
+            f"rounded up to {WINDOW_STEP_S:g} s; "
             f"full {FULL_WINDOW_S:g} s above {FULL_WINDOW_S - self.window_pad_s:g} s of audio"
         )
 
     def window_s(self, duration_s: float) -> float:
-        """The encoder window for ``duration_s`` of audio (``FULL_WINDOW_S``: faster-whisper's path)."""
+        """The encoder window for ``duration_s`` of audio, on the whole-second grid
+        (``FULL_WINDOW_S``: faster-whisper's path)."""
         if self.min_window_s is None or duration_s + self.window_pad_s > FULL_WINDOW_S:
             return FULL_WINDOW_S
-        return min(FULL_WINDOW_S, max(duration_s + self.window_pad_s, self.min_window_s))
+        window_s = max(duration_s + self.window_pad_s, self.min_window_s)
+        return min(FULL_WINDOW_S, math.ceil(window_s / WINDOW_STEP_S) * WINDOW_STEP_S)
 
     def warmup(self) -> float:
         """Transcribe a second of silence once, so the first utterance does not pay CTranslate2's

@@ -94,6 +94,15 @@ def test_the_window_is_the_utterance_plus_padding_at_least_the_minimum_and_30_s_
     assert "short window" in whisper_stt.window_policy
 
 
+def test_the_window_is_a_whole_number_of_seconds_so_the_encoder_sees_few_shapes(whisper_stt):
+    # Each new input shape costs oneDNN a cached primitive that is never freed (memory test:
+    # test_stt_faster_whisper_memory.py); every length from 0 to 40 s gives at most 21 windows.
+    assert whisper_stt.window_s(9.01) == 13.0 and whisper_stt.window_s(9.99) == 13.0
+    assert whisper_stt.window_s(26.5) == 30.0
+    windows = {whisper_stt.window_s(tenths / 100) for tenths in range(4001)}
+    assert all(w == int(w) for w in windows) and len(windows) == 21
+
+
 def test_short_command_clips_are_not_repeated(whisper_stt, speech_dir):
     from edgevox.cli.eval_cmd import default_vocabulary_text, parse_vocabulary
     from edgevox.voice.textnorm import normalize
