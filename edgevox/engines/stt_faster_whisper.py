@@ -6,8 +6,8 @@
 Short window: Whisper was trained on 30 s windows and faster-whisper always pads the
 log-Mel features to 30 s, so a 1 s command cost as much as a 25 s sentence (~0.4-0.7 s
 with tiny.en on 2 cores). CTranslate2's encoder takes shorter inputs, so by default the
-features are padded only to ``max(duration + window_pad_s, min_window_s)`` and decoded
-with ``generate`` calls of our own. Without the padding margin the decoder loses the last word
+features are padded only to ``max(duration + window_pad_s, min_window_s)``, rounded up to
+the window ladder below, and decoded with ``generate`` calls of our own. Without the padding margin the decoder loses the last word
 or repeats itself; decoding *with* timestamps lets us drop text the model puts after
 the end of the audio, where it tends to invent or repeat. Measured with
 ``edgevox eval stt`` on ../shared/speech (78 clips, tiny.en, 2 busy shared cores):
@@ -21,15 +21,18 @@ Utterances longer than ``30 - window_pad_s`` (and all of them when ``min_window_
 ``None`` or >= 30) take faster-whisper's own 30 s path, which also seeks through audio
 longer than 30 s.
 
-Window grid: the short window is rounded up to whole seconds (``WINDOW_STEP_S``), so the
-encoder sees at most ~30 input shapes. oneDNN, under CTranslate2, builds and caches a
-convolution primitive per input shape (up to 1,024 of them, ~1.5 MB each), so a window that
-followed the utterance's exact length added memory with every new length and never gave it
-back: +65 MB over 40 utterances of distinct lengths in a fresh process, and most of a soak's
-growth (heaptrack: 63 of the 64 MB still held after 13 minutes were CTranslate2's primitives).
-On the grid the same 40 add what the first ones of each second cost, then nothing; the
-extra padding is under a second of silence, which the end-of-audio rule below already
-handles. Rejected: running faster-whisper with ``chunk_length`` < 30, which
+Window ladder: the short window is the first of a few fixed lengths that holds the
+utterance and its padding: from ``min_window_s`` up, each a quarter longer than the last, in
+whole seconds (10, 13, 17, 22, 28 and 30 s by default). oneDNN, under CTranslate2, builds and
+caches convolution primitives per encoder input shape (up to 1,024, never freed), so a window
+that followed the utterance's exact length added memory with every new length: +84.5 MB over
+30 new lengths in a fresh process, and most of a soak's growth (heaptrack on a running soak:
+63 of the 64 MB still held after 13 minutes were CTranslate2's primitives). ``warmup``
+transcribes silence once in every window of the ladder, so the process holds at start what it
+will hold: 40 utterances of random lengths afterwards add nothing. A 1 s grid would have 21
+windows to warm (about 3 MB each); a quarter step pads an utterance by less than a quarter of
+its window, which costs the encoder little (tiny.en: 20-55 ms for 10-22 s windows on 2 cores),
+and the end-of-audio rule below drops anything read in the padding. Rejected: running faster-whisper with ``chunk_length`` < 30, which
 re-pads the audio and reconfigures the shared feature extractor on every call.
 
 Vocabulary biasing: Whisper has no grammar, but it conditions on "previous text".
@@ -95,8 +98,9 @@ _LIST_ECHO = re.compile(r"\b([\w']+(?:[\s,-]+[\w']+){0,7})(?:\s*[,.?!;]\s*\1\b)+
 
 FULL_WINDOW_S = 30.0
 """Whisper's training window; faster-whisper always pads to it."""
-WINDOW_STEP_S: Final = 1.0
-"""The short window is a whole number of these (see "Window grid" above)."""
+WINDOW_GROWTH: Final = 1.25
+"""Each window of the ladder is this much longer than the last, rounded up to a whole second
+(see "Window ladder" above)."""
 _FRAMES_PER_S = 100  # log-Mel frames (hop 160 at 16 kHz)
 _TIMESTAMP_S = 0.02  # one timestamp token step
 _MAX_INITIAL_TIMESTAMP_INDEX = 50  # the first segment starts within 1 s, as in faster-whisper
@@ -161,9 +165,10 @@ def resolve_device(device: str = "auto", compute_type: str = "auto") -> tuple[st
 class FasterWhisperSTT:
     """Whisper speech-to-text. ``model``: a model reference (see :func:`edgevox.models.resolve`).
 
-    ``min_window_s`` / ``window_pad_s``: the encoder window is
-    ``max(duration + window_pad_s, min_window_s)`` seconds; ``min_window_s=None`` (or >= 30)
-    always uses faster-whisper's full 30 s window.
+    ``min_window_s`` / ``window_pad_s``: the encoder window is the first of :attr:`windows_s`
+    (a ladder from ``min_window_s``, rounded up to whole seconds) that holds
+    ``duration + window_pad_s``; ``min_window_s=None`` (or >= 30) always uses faster-whisper's
+    full 30 s window.
     """
 
     sample_rate_hz = SAMPLE_RATE_HZ
@@ -210,6 +215,8 @@ class FasterWhisperSTT:
         self.log_prob_threshold = log_prob_threshold
         self.min_window_s = min_window_s if min_window_s is not None and min_window_s < FULL_WINDOW_S else None
         self.window_pad_s = window_pad_s
+        self.windows_s = _ladder(self.min_window_s, window_pad_s)
+        """The encoder windows this engine uses, shortest first (``(30.0,)``: always the 30 s path)."""
         self._lock = threading.Lock()
         try:
             self._model = fw.WhisperModel(
@@ -238,24 +245,27 @@ class FasterWhisperSTT:
         if self.min_window_s is None:
             return f"full {FULL_WINDOW_S:g} s window (faster-whisper)"
         return (
-            f"short window max(duration + {self.window_pad_s:g} s, {self.min_window_s:g} s) "
-            f"rounded up to {WINDOW_STEP_S:g} s; "
+            f"short window: duration + {self.window_pad_s:g} s, rounded up to one of "
+            f"{', '.join(f'{w:g}' for w in self.windows_s[:-1])} s; "
             f"full {FULL_WINDOW_S:g} s above {FULL_WINDOW_S - self.window_pad_s:g} s of audio"
         )
 
     def window_s(self, duration_s: float) -> float:
-        """The encoder window for ``duration_s`` of audio, on the whole-second grid
-        (``FULL_WINDOW_S``: faster-whisper's path)."""
+        """The encoder window for ``duration_s`` of audio: the first of :attr:`windows_s` that
+        holds it and its padding (``FULL_WINDOW_S``: faster-whisper's path)."""
         if self.min_window_s is None or duration_s + self.window_pad_s > FULL_WINDOW_S:
             return FULL_WINDOW_S
-        window_s = max(duration_s + self.window_pad_s, self.min_window_s)
-        return min(FULL_WINDOW_S, math.ceil(window_s / WINDOW_STEP_S) * WINDOW_STEP_S)
+        needed = duration_s + self.window_pad_s
+        return next(w for w in self.windows_s if w >= needed)
 
     def warmup(self) -> float:
-        """Transcribe a second of silence once, so the first utterance does not pay CTranslate2's
-        first-call allocations (~0.5 s on 2 cores); returns seconds."""
+        """Transcribe silence once in every window of :attr:`windows_s`, so no utterance pays
+        CTranslate2's first-call allocations (~0.5 s on 2 cores) or adds memory later (the
+        window ladder in the module docstring); returns seconds."""
         start = time.perf_counter()
-        self.transcribe(np.zeros(self.sample_rate_hz, dtype=np.float32))
+        for window_s in self.windows_s:
+            seconds = max(1.0, window_s - self.window_pad_s)  # fills this window exactly
+            self.transcribe(np.zeros(int(seconds * self.sample_rate_hz), dtype=np.float32))
         return time.perf_counter() - start
 
     def bias_text(self, vocabulary: Sequence[str]) -> str:
@@ -418,6 +428,18 @@ class FasterWhisperSTT:
             }
             for seg in segments_iter
         ]
+
+
+def _ladder(min_window_s: float | None, window_pad_s: float) -> tuple[float, ...]:
+    """The short windows from ``min_window_s`` up (rounded up to a whole second, and longer than
+    the padding alone), each :data:`WINDOW_GROWTH` times the last rounded up to a whole second,
+    ending with the 30 s window."""
+    if min_window_s is None:
+        return (FULL_WINDOW_S,)
+    windows = [float(max(math.ceil(min_window_s), math.floor(window_pad_s) + 1))]
+    while windows[-1] < FULL_WINDOW_S:
+        windows.append(min(FULL_WINDOW_S, float(math.ceil(windows[-1] * WINDOW_GROWTH))))
+    return tuple(windows)
 
 
 def _text_of(parts: Sequence[tuple[float, float, str]]) -> str:

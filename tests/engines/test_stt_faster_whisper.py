@@ -86,21 +86,39 @@ def full_window_stt():
     return FasterWhisperSTT("whisper-tiny.en", cpu_threads=2, min_window_s=None)
 
 
-def test_the_window_is_the_utterance_plus_padding_at_least_the_minimum_and_30_s_above(whisper_stt):
+def test_the_window_is_the_utterance_plus_padding_rounded_up_to_the_ladder_and_30_s_above(whisper_stt):
     assert whisper_stt.min_window_s == 10.0 and whisper_stt.window_pad_s == 3.0
+    assert whisper_stt.windows_s == (10.0, 13.0, 17.0, 22.0, 28.0, 30.0)
     assert whisper_stt.window_s(1.0) == 10.0
-    assert whisper_stt.window_s(9.0) == pytest.approx(12.0)
+    assert whisper_stt.window_s(7.0) == 10.0 and whisper_stt.window_s(7.01) == 13.0
+    assert whisper_stt.window_s(9.0) == 13.0
+    assert whisper_stt.window_s(24.5) == 28.0 and whisper_stt.window_s(25.5) == 30.0
     assert whisper_stt.window_s(27.5) == 30.0
-    assert "short window" in whisper_stt.window_policy
+    assert "short window" in whisper_stt.window_policy and "10, 13, 17, 22, 28 s" in whisper_stt.window_policy
 
 
-def test_the_window_is_a_whole_number_of_seconds_so_the_encoder_sees_few_shapes(whisper_stt):
+def test_every_length_falls_in_one_of_few_windows_so_the_encoder_sees_few_shapes(whisper_stt):
     # Each new input shape costs oneDNN a cached primitive that is never freed (memory test:
-    # test_stt_faster_whisper_memory.py); every length from 0 to 40 s gives at most 21 windows.
-    assert whisper_stt.window_s(9.01) == 13.0 and whisper_stt.window_s(9.99) == 13.0
-    assert whisper_stt.window_s(26.5) == 30.0
-    windows = {whisper_stt.window_s(tenths / 100) for tenths in range(4001)}
-    assert all(w == int(w) for w in windows) and len(windows) == 21
+    # test_stt_faster_whisper_memory.py): every length from 0 to 40 s gives one of 6 windows.
+    windows = {whisper_stt.window_s(hundredths / 100) for hundredths in range(4001)}
+    assert windows == set(whisper_stt.windows_s)
+
+
+@pytest.mark.parametrize(
+    ("min_window_s", "window_pad_s", "ladder"),
+    [
+        (10.0, 3.0, (10.0, 13.0, 17.0, 22.0, 28.0, 30.0)),
+        (7.5, 3.0, (8.0, 10.0, 13.0, 17.0, 22.0, 28.0, 30.0)),  # rounded up to a whole second
+        (0.0, 3.0, (4.0, 5.0, 7.0, 9.0, 12.0, 15.0, 19.0, 24.0, 30.0)),  # never shorter than the padding
+        (0.0, 0.0, (1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 9.0, 12.0, 15.0, 19.0, 24.0, 30.0)),
+        (20.0, 3.0, (20.0, 25.0, 30.0)),
+        (None, 3.0, (30.0,)),
+    ],
+)
+def test_the_ladder_grows_by_a_quarter_in_whole_seconds_up_to_30(min_window_s, window_pad_s, ladder):
+    from edgevox.engines.stt_faster_whisper import _ladder
+
+    assert _ladder(min_window_s, window_pad_s) == ladder
 
 
 def test_short_command_clips_are_not_repeated(whisper_stt, speech_dir):
