@@ -119,7 +119,7 @@ class STTConfig(Section):
     )
     min_window_s: Annotated[StrictFloat, Field(ge=0, le=30)] = Field(
         stt_faster_whisper.DEFAULT_MIN_WINDOW_S,
-        description="Shortest Whisper encoder window, in seconds; the window is max(utterance + window_pad_s, min_window_s), rounded up to whole seconds (each new window length costs CTranslate2 memory it keeps). 30 = always Whisper's full 30 s window (faster-whisper's own decoding, slower).",
+        description="Shortest Whisper encoder window, in seconds; the window is the first of a ladder of lengths (from min_window_s, each a quarter longer, in whole seconds: 10, 13, 17, 22, 28 s) that holds the utterance + window_pad_s; each is built at warm-up, so memory stays flat. 30 = always Whisper's full 30 s window (faster-whisper's own decoding, slower).",
     )
     window_pad_s: Annotated[StrictFloat, Field(ge=0, le=29)] = Field(
         stt_faster_whisper.DEFAULT_WINDOW_PAD_S,
