@@ -25,11 +25,12 @@ Window ladder: the short window is the first of a few fixed lengths that holds t
 utterance and its padding: from ``min_window_s`` up, each a quarter longer than the last, in
 whole seconds (10, 13, 17, 22, 28 and 30 s by default). oneDNN, under CTranslate2, builds and
 caches convolution primitives per encoder input shape (up to 1,024, never freed), so a window
-that followed the utterance's exact length added memory with every new length: +84.5 MB over
+that followed the utterance's exact length added memory with every new length: +54.1 MB over
 30 new lengths in a fresh process, and most of a soak's growth (heaptrack on a running soak:
 63 of the 64 MB still held after 13 minutes were CTranslate2's primitives). ``warmup``
-transcribes silence once in every window of the ladder, so the process holds at start what it
-will hold: 40 utterances of random lengths afterwards add nothing. A 1 s grid would have 21
+transcribes silence once in every window of the ladder, so every shape is built before the first
+turn: after the allocator's high-water marks for longer decodes (6-18 MB over the first
+utterances), 30 new lengths add 0.02 MB. A 1 s grid would have 21
 windows to warm (about 3 MB each); a quarter step pads an utterance by less than a quarter of
 its window, which costs the encoder little (tiny.en: 20-55 ms for 10-22 s windows on 2 cores),
 and the end-of-audio rule below drops anything read in the padding. Rejected: running faster-whisper with ``chunk_length`` < 30, which
@@ -253,10 +254,8 @@ class FasterWhisperSTT:
     def window_s(self, duration_s: float) -> float:
         """The encoder window for ``duration_s`` of audio: the first of :attr:`windows_s` that
         holds it and its padding (``FULL_WINDOW_S``: faster-whisper's path)."""
-        if self.min_window_s is None or duration_s + self.window_pad_s > FULL_WINDOW_S:
-            return FULL_WINDOW_S
         needed = duration_s + self.window_pad_s
-        return next(w for w in self.windows_s if w >= needed)
+        return next((w for w in self.windows_s if w >= needed), FULL_WINDOW_S)
 
     def warmup(self) -> float:
         """Transcribe silence once in every window of :attr:`windows_s`, so no utterance pays
@@ -264,7 +263,7 @@ class FasterWhisperSTT:
         window ladder in the module docstring); returns seconds."""
         start = time.perf_counter()
         for window_s in self.windows_s:
-            seconds = max(1.0, window_s - self.window_pad_s)  # fills this window exactly
+            seconds = window_s - self.window_pad_s  # fills this window exactly (> 0: see _ladder)
             self.transcribe(np.zeros(int(seconds * self.sample_rate_hz), dtype=np.float32))
         return time.perf_counter() - start
 

@@ -104,6 +104,19 @@ def test_every_length_falls_in_one_of_few_windows_so_the_encoder_sees_few_shapes
     assert windows == set(whisper_stt.windows_s)
 
 
+def test_warmup_transcribes_once_in_every_window_also_with_a_fractional_padding(whisper_stt, monkeypatch):
+    from edgevox.engines.stt_faster_whisper import _ladder
+
+    monkeypatch.setattr(whisper_stt, "window_pad_s", 3.5)
+    monkeypatch.setattr(whisper_stt, "windows_s", _ladder(0.0, 3.5))  # 4 s first: 0.5 s of audio fills it
+    windows = []
+    monkeypatch.setattr(
+        whisper_stt, "transcribe", lambda audio: windows.append(whisper_stt.window_s(len(audio) / 16000))
+    )
+    whisper_stt.warmup()
+    assert windows == list(whisper_stt.windows_s)
+
+
 @pytest.mark.parametrize(
     ("min_window_s", "window_pad_s", "ladder"),
     [

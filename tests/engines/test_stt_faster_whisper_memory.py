@@ -6,8 +6,8 @@ Whisper encoder and keeps it in a cache of up to 1,024 (0.4-8 MB each). When the
 followed the utterance's exact length, every utterance longer than the minimum window was a new
 shape, and a soak grew by ~70 MB per 10 minutes (heaptrack attributed 63 of the 64 MB still
 held after 13 minutes to these primitives). The window is now one of a few fixed lengths (the
-ladder), each built by ``warmup``, so nothing is added later. The model runs in a fresh interpreter, so what other tests
-loaded or freed does not move its resident size.
+ladder), each built by ``warmup``, so new lengths add nothing. The model runs in a fresh
+interpreter, so what other tests loaded or freed does not move its resident size.
 """
 
 from __future__ import annotations
