@@ -171,9 +171,19 @@ def encode_event(event: Event, origin: str) -> bytes:
 def wire_model(cls: type[Event]) -> type[BaseModel]:
     """A strict pydantic model of ``cls``'s fields (all optional: the dataclass has the defaults)."""
     hints = typing.get_type_hints(cls)
-    fields: dict[str, Any] = {f.name: (hints[f.name], None) for f in dataclasses.fields(cls) if f.name != "seq"}
+    fields: dict[str, Any] = {
+        f.name: (_json_shape(hints[f.name]), None) for f in dataclasses.fields(cls) if f.name != "seq"
+    }
     config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
     return create_model(f"{cls.__name__}Wire", __config__=config, **fields)
+
+
+def _json_shape(hint: Any) -> Any:
+    """The type a field has in JSON: ``tuple[str, ...]`` arrives as a list (rebuilt as a tuple)."""
+    if typing.get_origin(hint) is tuple:
+        args = typing.get_args(hint)
+        return list[args[0]] if len(args) == 2 and args[1] is Ellipsis else list[Any]  # type: ignore[valid-type]
+    return hint
 
 
 def event_from_wire(body: dict[str, Any], origin: str = "peer") -> Event:
@@ -199,6 +209,10 @@ def event_from_wire(body: dict[str, Any], origin: str = "peer") -> Event:
     except (NameError, TypeError) as exc:  # type hints that do not resolve: refuse, never guess
         raise SerializationError(f"event {kind!r} cannot be checked here ({exc}); it is not accepted") from None
     values = {name: getattr(checked, name) for name in checked.model_fields_set}
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        if isinstance(value, list) and typing.get_origin(hints.get(name)) is tuple:
+            values[name] = tuple(value)
     if cls is AgentEvent:
         values["kind"] = kind  # the ad-hoc kind is the event's own, checked by AgentEvent
     try:
