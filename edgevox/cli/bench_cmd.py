@@ -29,6 +29,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     from edgevox.cli.bench_soak import add_soak_parser
 
     add_soak_parser(bench)
+    from edgevox.cli.bench_fleet import add_fleet_parser
+
+    add_fleet_parser(bench)
     try:
         latency = importlib.import_module("edgevox.cli.bench_latency")
     except ModuleNotFoundError as exc:

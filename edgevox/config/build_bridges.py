@@ -46,7 +46,7 @@ def make_bridges(
     if cfg.zenoh.enabled:
         from edgevox.integrations.zenoh_bridge import ZenohBridge
 
-        out.append(("zenoh", ZenohBridge(bus, cfg.zenoh, blackboard=blackboard)))
+        out.append(("zenoh", ZenohBridge(bus, cfg.zenoh, blackboard=blackboard, activities=runtime.activities)))
     if cfg.ros2.enabled:
         from edgevox.integrations.ros2 import Ros2Bridge
 

@@ -147,6 +147,10 @@ class _RosCommon(Section):
         1000, description="Outgoing messages waiting for the ROS thread; beyond this the oldest are dropped (counted)."
     )
     max_concurrent_goals: PosInt = Field(4, description="Skill goals running at once; more are rejected.")
+    skill_feedback_period_s: Annotated[StrictFloat, Field(ge=0.0, le=60.0)] = Field(
+        1.0,
+        description="A running goal's feedback (`agent.skill_state` running with feedback) goes out at most this often per goal, in seconds; every change of state goes out at once. 0 sends every tick.",
+    )
     max_message_bytes: Annotated[StrictInt, Field(ge=64, le=64 * MiB)] = Field(
         65_536,
         description="Incoming messages longer than this (bytes of UTF-8) are refused and counted (`oversized`).",
@@ -177,6 +181,10 @@ class _RosCommon(Section):
 class Ros2BridgeConfig(_RosCommon):
     """ROS 2 (rclpy) bridge."""
 
+    rosout: StrictBool = Field(
+        True,
+        description="Publish edgevox's log records on `/rosout` (`rcl_interfaces/msg/Log`, at the level the process logs), where `rqt_console` and `ros2 bag` find them.",
+    )
     domain_id: Annotated[StrictInt, Field(ge=0, le=232)] | None = Field(
         None, description="`ROS_DOMAIN_ID` of the bridge's own rclpy context; null = the environment's (else 0)."
     )
@@ -298,6 +306,18 @@ class ZenohBridgeConfig(Section):
     max_control_per_s: RatePerSecond = Field(
         10.0,
         description="Control events (`control.stop`, `control.interrupt`) accepted from peers per kind per second (bursts of the same size); more are dropped and counted (`rate_limited`).",
+    )
+    stop_retry_s: Annotated[StrictFloat, Field(ge=0.01, le=10.0)] = Field(
+        0.1,
+        description="A stop sent to peers is sent again this often, in seconds, until every robot in the namespace acknowledged it or `stop_deadline_s` passed (then once a second for a minute).",
+    )
+    stop_deadline_s: Annotated[StrictFloat, Field(ge=0.05, le=60.0)] = Field(
+        1.0,
+        description="A robot that has not acknowledged a stop this long after it was sent is reported `unreachable` (a `bridge.stop_delivery` event and a warning), in seconds; a later acknowledgement reports it `late`.",
+    )
+    deadman: StrictBool = Field(
+        True,
+        description="Dead-man: when a peer that sent this robot events leaves (its process ended, or it was silent for `lease_s`), stop everything running here, as if it had sent a stop.",
     )
     zenoh_config_file: StrictStr | None = Field(
         None,

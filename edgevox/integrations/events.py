@@ -6,7 +6,7 @@ They say what happened to a bridge's link, so agents and the voice loop can reac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from edgevox.runtime.events import Event
@@ -38,3 +38,22 @@ class BridgePeerEvent(Event):
     peer: str = ""
     """The peer bridge's id."""
     state: str = ""
+
+
+@dataclass(kw_only=True)
+class StopDeliveryEvent(Event):
+    """What became of one stop this process sent to the robots of its Zenoh namespace.
+
+    Published at the stop's deadline (``stop_deadline_s``) and again for every robot that
+    acknowledges it later. Each robot (a bridge id) is in exactly one list: ``stopped``
+    (acknowledged in time), ``late`` (acknowledged after the deadline) or ``unreachable``
+    (no acknowledgement, or it left). ``cancelled`` says what each robot cancelled.
+    """
+
+    kind: ClassVar[str] = "bridge.stop_delivery"
+    stop_id: str = ""
+    reason: str = ""
+    stopped: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+    cancelled: dict[str, list[str]] = field(default_factory=dict)

@@ -54,6 +54,7 @@ import re
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -67,17 +68,20 @@ from edgevox.integrations.serialization import (
     decode_json,
     encode_event,
     encode_json,
+    mark_remote,
     remote_origin,
 )
+from edgevox.integrations.zenoh_control import ControlLane, Seams, StopDelivery
 from edgevox.integrations.zenoh_serve import PeerRequests
 from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings
 from edgevox.runtime.blackboard import Request
-from edgevox.runtime.events import ErrorEvent, Event
+from edgevox.runtime.events import ErrorEvent, Event, StopEvent
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
 __all__ = ["COUNTERS", "ZenohBridge", "build_zenoh_config", "exposure_warnings"]
 
 if TYPE_CHECKING:
+    from edgevox.runtime.activities import ActivityRegistry
     from edgevox.runtime.bus import EventBus, Subscription
 
 log = logging.getLogger(__name__)
@@ -101,11 +105,27 @@ COUNTERS = (
     "requests_refused",
     "requests_busy",
     "peers_refused",
+    "mailbox_dropped",
+    "data_lost",
+    "control_sent",
+    "control_dropped",
+    "stop_retries",
+    "stop_repeats",
+    "stops_stopped",
+    "stops_late",
+    "stops_unreachable",
+    "deadman_stops",
 )
 """Names in :attr:`ZenohBridge.counters`. Refused samples: ``not_subscribed``, ``oversized``,
 ``too_deep``, ``invalid``; accepted then dropped: ``rate_limited``, ``inbox_dropped``,
 ``control_coalesced``; peers' blackboard requests: ``requests_*``; liveliness tokens with a
-bad id or beyond :data:`MAX_PEERS`: ``peers_refused``."""
+bad id or beyond :data:`MAX_PEERS`: ``peers_refused``. Lost on the way out and in:
+``mailbox_dropped`` (local data events the outgoing queue discarded, ``max_inbox``),
+``data_lost`` (gaps in a peer's numbering of its data events: Zenoh dropped them on a congested
+link, or this bridge refused them); ``send_errors``. The control lane (``zenoh_control.py``):
+``control_sent`` (puts, retries and acknowledgements included), ``control_dropped``,
+``stop_retries``, ``stop_repeats`` (retries received), per robot and stop ``stops_stopped``,
+``stops_late``, ``stops_unreachable``; ``deadman_stops``. Per peer: :meth:`ZenohBridge.peer_counters`."""
 REJECTED = ("not_subscribed", "oversized", "too_deep", "invalid")
 MAX_PEERS = 1024
 _PEER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -139,6 +159,7 @@ class ZenohBridge:
         blackboard: Any = None,
         answer: RequestHandler | None = None,
         bridge_id: str | None = None,
+        activities: ActivityRegistry | None = None,
     ) -> None:
         self.bus = bus
         self.config = config
@@ -158,9 +179,33 @@ class ZenohBridge:
         self._watches: list[Any] = []
         self._threads: list[threading.Thread] = []
         self._peers: set[str] = set()
+        self._gone: OrderedDict[str, None] = OrderedDict()
+        """Peers that left (the last 64): a stop sent now reports them ``unreachable``, never
+        leaves them out as if the namespace had no robot."""
         self._peers_cond = threading.Condition()
         self._life = component_lifecycle(f"Zenoh bridge {self.bridge_id}", noun="bridge", error=BridgeError)
         self._lock = threading.Lock()
+        self.activities = activities
+        """What a received stop cancels is read here for its acknowledgement (None: not said)."""
+        self._control = ControlLane(
+            Seams(
+                self.namespace,
+                self.bridge_id,
+                lambda: self._session,
+                lambda: self._zenoh,
+                self._stop_targets,
+                lambda event: self._inbox.put(event),
+                self.counters,
+                self._bad,
+            ),
+            retry_s=config.stop_retry_s,
+            deadline_s=config.stop_deadline_s,
+        )
+        self._control_sub: Subscription | None = None
+        self._out_seq = 0
+        self._in_seq: OrderedDict[str, int] = OrderedDict()
+        self._peer_lost: dict[str, int] = {}
+        self._commanders: OrderedDict[str, None] = OrderedDict()
 
     # -- counters -------------------------------------------------------------------------
 
@@ -234,6 +279,7 @@ class ZenohBridge:
             self._life.to(ComponentState.FAILED)
             raise BridgeError(f"bridges.zenoh: cannot declare Zenoh entities under {self.namespace!r}: {exc}") from exc
         self._start_thread("edgevox-zenoh-in", self._inbox_loop)
+        self._threads.append(self._control.start())
         if self._serves_requests:
             self._serving.start()
         if self.blackboard is not None and self.config.forward_requests:
@@ -249,6 +295,9 @@ class ZenohBridge:
                 max_queue=self.config.max_inbox,
                 name="zenoh-out",
             )
+            # Control events go out on their own lane at once, on the publisher's thread (a queue
+            # append): never behind the data waiting in zenoh-out's mailbox.
+            self._control_sub = self.bus.subscribe("control.*", self._forward_control, name="zenoh-control-out")
         self._life.to(ComponentState.RUNNING)
         self._publish_local(BridgeStateEvent(source="zenoh", bridge="zenoh", state="started", detail=self._describe()))
         return self
@@ -259,6 +308,7 @@ class ZenohBridge:
 
     def _declare(self, zenoh: Any) -> None:
         session = self._session
+        self._declared.append(self._control.declare(session, zenoh))
         if self.config.subscribe_kinds:
             self._declared.append(
                 session.declare_subscriber(
@@ -300,8 +350,14 @@ class ZenohBridge:
                 return StopReport()
         deadline = time.monotonic() + timeout_s
         abandoned: list[str] = []
+        if self._control_sub is not None:
+            self._control_sub.close()
         if self._out_sub is not None and not self._out_sub.close(timeout_s=max(0.0, deadline - time.monotonic())):
             abandoned.append("zenoh-out subscriber")
+        self._control.close()  # what is queued (a last stop, acknowledgements) is put before the session closes
+        control_thread = next((t for t in self._threads if t.name == "edgevox-zenoh-control"), None)
+        if control_thread is not None:
+            control_thread.join(max(0.0, deadline - time.monotonic()))
         for watch in self._watches:
             watch.close()
         self._watches.clear()
@@ -343,6 +399,11 @@ class ZenohBridge:
         with self._peers_cond:
             return set(self._peers)
 
+    def _stop_targets(self) -> tuple[set[str], set[str]]:
+        """(peers present, peers that left) when a stop is sent."""
+        with self._peers_cond:
+            return set(self._peers), set(self._gone) - self._peers
+
     def wait_for_peers(self, count: int = 1, timeout_s: float = 10.0) -> bool:
         """Block until at least ``count`` other bridges are alive in this namespace."""
         with self._peers_cond:
@@ -363,19 +424,73 @@ class ZenohBridge:
                 if not joined and peer not in self._peers:
                     return
                 (self._peers.add if joined else self._peers.discard)(peer)
+                self._gone.pop(peer, None)
+                if not joined:
+                    self._gone[peer] = None
+                    while len(self._gone) > 64:
+                        self._gone.popitem(last=False)
                 self._peers_cond.notify_all()
             self._inbox.put(
                 BridgePeerEvent(source="zenoh", bridge="zenoh", peer=peer, state="joined" if joined else "left")
             )
+            if not joined:
+                self._control.peer_left(peer)
+                self._deadman(peer)
         except Exception as exc:  # noqa: BLE001 - never raise into Zenoh
             self.counters.add("peers_refused")
             self._bad.warn("peer-error", f"liveliness sample not handled: {exc!r}")
 
+    def _deadman(self, peer: str) -> None:
+        """Zenoh thread: a peer that commanded this robot left; stop what runs (``deadman``)."""
+        with self._lock:
+            commanded = peer in self._commanders
+            self._commanders.pop(peer, None)
+        if not (commanded and self.config.deadman):
+            return
+        if self.activities is not None and not len(self.activities):
+            return  # nothing runs that it could have started
+        reason = f"dead-man: peer {peer}, which commanded this robot, left (bridges.zenoh.deadman)"
+        self.counters.add("deadman_stops")
+        log.warning("zenoh bridge %s: %s; stopping what runs", self.namespace, reason)
+        # Marked as the peer's: it is never forwarded, and the inbox worker handles it as a received stop.
+        self._inbox.put(mark_remote(StopEvent(source="zenoh", reason=reason), peer))
+
     # -- events out ----------------------------------------------------------------------------
 
+    def _forward_control(self, event: Event) -> None:
+        """Publisher's thread: hand a local control event for the peers to the control lane."""
+        if remote_origin(event) is None and _matches(event.kind, self.config.publish_kinds) and self.running:
+            self._control.send(event)
+
+    def safety_stop(self, reason: str = "operator stop", *, timeout_s: float | None = None) -> StopDelivery:
+        """Stop every robot in this namespace and wait until each acknowledged it or
+        ``timeout_s`` (default ``stop_deadline_s``) passed. Returns the :class:`StopDelivery`:
+        ``delivery.peers`` says per robot ``stopped``, ``late``, ``unreachable`` (or ``pending``
+        when ``timeout_s`` is shorter than the deadline); the stop keeps being retried, and
+        reported on the bus, after this returns. Only the peers: publish a ``StopEvent`` on the
+        local bus to stop this process too (with ``control.stop`` in ``publish_kinds`` it also
+        reaches the peers, the same way)."""
+        if not self.running:
+            raise BridgeError(f"Zenoh bridge {self.bridge_id}: safety_stop() while not running; call start() first")
+        delivery = self._control.send(StopEvent(source="zenoh", reason=reason))
+        assert delivery is not None  # a StopEvent always gets one
+        delivery.wait(self.config.stop_deadline_s if timeout_s is None else timeout_s)
+        return delivery
+
+    def peer_counters(self) -> dict[str, dict[str, int]]:
+        """Per peer bridge id: ``data_lost`` (its data events that never arrived here)."""
+        with self._lock:
+            return {peer: {"data_lost": lost} for peer, lost in self._peer_lost.items()}
+
     def _forward(self, event: Event) -> None:
-        """Bus worker thread: put a local event on Zenoh (never one that came from a peer)."""
-        if remote_origin(event) is not None:
+        """Bus worker thread: put a local data event on Zenoh (never one that came from a peer).
+        Control events take the control lane (:meth:`_forward_control`)."""
+        if self._out_sub is not None:
+            dropped = self._out_sub.dropped
+            counted = self.counters["mailbox_dropped"]
+            if dropped > counted:
+                self.counters.add("mailbox_dropped", dropped - counted)
+        if event.control or remote_origin(event) is not None:
             return
         session = self._session
         if session is None:
@@ -395,8 +510,11 @@ class ZenohBridge:
         # Counted before the put: a peer may receive the event (and a test read this counter)
         # before the put returns on this thread.
         self.counters.add("sent")
+        self._out_seq += 1
         try:
-            session.put(self.event_key(event.kind), payload)
+            # The attachment numbers this bridge's data samples: a receiver that sees 19 after 17
+            # counts one lost (Zenoh drops data on a congested link), whatever their kinds.
+            session.put(self.event_key(event.kind), payload, attachment=f"{self.bridge_id}:{self._out_seq}".encode())
         except Exception as exc:  # noqa: BLE001 - session closed under us while stopping
             self.counters.add("sent", -1)
             self.counters.add("send_errors")
@@ -415,6 +533,7 @@ class ZenohBridge:
 
     def _receive(self, sample: Any) -> None:
         cfg = self.config
+        self._count_gaps(sample.attachment)
         key = str(sample.key_expr)
         kind = key[len(self.namespace) + len("/events/") :]
         if not _matches(kind, cfg.subscribe_kinds):
@@ -437,7 +556,14 @@ class ZenohBridge:
             self.counters.add(exc.reason)
             self._bad.warn(exc.reason, f"refused a sample on {key!r}: {exc}{_HINTS.get(exc.reason, '')}")
             return
-        if event.control and not self._control_rate.allow(event.kind):
+        if _matches(StopEvent.kind, cfg.subscribe_kinds):
+            self._note_commander(origin)
+        stop_id = event.stop_id if isinstance(event, StopEvent) else ""
+        if stop_id and self._control.repeat(stop_id, origin):
+            return  # a retry of a stop already here: acknowledged (again), not delivered twice
+        # A stop is never rate-limited: at most one waits in the inbox (later ones join it), so a
+        # flood of stops costs one cancel at a time, and every stop is acknowledged once it acted.
+        if event.control and not stop_id and not self._control_rate.allow(event.kind):
             self.counters.add("rate_limited")
             self._bad.warn(
                 "rate",
@@ -445,14 +571,59 @@ class ZenohBridge:
                 f"(bridges.zenoh.max_control_per_s); the ones let through already act",
             )
             return
+        if stop_id:
+            self._control.accept(stop_id, origin)
         self.counters.add("received")
         self._inbox.put(event, size)
+
+    def _note_commander(self, origin: str) -> None:
+        """A peer sent this robot an event it accepted: the dead-man watches that peer."""
+        with self._lock:
+            self._commanders[origin] = None
+            self._commanders.move_to_end(origin)
+            while len(self._commanders) > MAX_PEERS:
+                self._commanders.popitem(last=False)
+
+    def _count_gaps(self, attachment: Any) -> None:
+        """Zenoh thread: count data samples a peer numbered that never arrived (``data_lost``)."""
+        if attachment is None:
+            return  # a control sample (acknowledged instead), or a sender that does not number
+        try:
+            sender, _, number = attachment.to_bytes()[:96].decode("ascii").rpartition(":")
+            seq = int(number)
+        except (UnicodeDecodeError, ValueError):
+            return  # not ours to judge; the payload checks refuse what is wrong
+        if not _PEER_ID.match(sender) or seq < 1:
+            return
+        with self._lock:
+            last = self._in_seq.pop(sender, 0)
+            self._in_seq[sender] = max(seq, last)
+            while len(self._in_seq) > MAX_PEERS:
+                self._in_seq.popitem(last=False)
+            lost = seq - last - 1 if last and seq > last else 0
+            if lost:
+                self._peer_lost[sender] = self._peer_lost.get(sender, 0) + lost
+                while len(self._peer_lost) > MAX_PEERS:
+                    self._peer_lost.pop(next(iter(self._peer_lost)))
+        if lost:
+            self.counters.add("data_lost", lost)
+            self._bad.warn(
+                "lost",
+                f"{lost} data event(s) from {sender!r} never arrived (a congested link drops data; control "
+                f"events are never dropped)",
+            )
 
     def _inbox_loop(self) -> None:
         while True:
             event = self._inbox.get(timeout=None)
             if event is None:
                 return
+            if isinstance(event, StopEvent) and remote_origin(event) is not None:
+                # The runtime cancels on this thread, inside publish; the acknowledgement follows.
+                running = [a.label for a in self.activities.running()] if self.activities is not None else []
+                self._publish_local(event)
+                self._control.applied(running)
+                continue
             self._publish_local(event)
 
     def _publish_local(self, event: Event) -> None:

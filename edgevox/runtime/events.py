@@ -154,6 +154,9 @@ class StopEvent(Event):
     reason: str = ""
     text: str = ""
     """The transcript or command that triggered the stop, if any."""
+    stop_id: str = ""
+    """Names one stop across processes: a bridge gives a stop it sends an id, every robot
+    acknowledges that id, and repeats of it (retries) are acknowledged without acting twice."""
 
 
 @dataclass(kw_only=True)

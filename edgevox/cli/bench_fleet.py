@@ -1,0 +1,328 @@
+"""``edgevox bench fleet``: N robot processes and one operator on loopback, and the fleet's faults.
+
+For each N in ``--robots`` (default 1,2,4,8) it starts N robot processes
+(:mod:`edgevox.cli.bench_fleet_robot`: a real runtime with a Zenoh bridge and a skill) and,
+in this process, one operator bus and bridge per robot namespace, and prints:
+
+* round trip to all robots (a ``bench.ping`` to each, until every ``bench.pong``), p50/p99;
+* throughput: pings answered per second, all robots at once;
+* RSS and threads of the operator and of each robot process;
+* stop to all cancelled: every robot runs its skill, the operator calls ``safety_stop`` on
+  every bridge at once; the time until the last robot acknowledged (a robot acknowledges after
+  its runtime cancelled the skill), p50/p99;
+
+and once, at the largest N, the fault table:
+
+* **paused robot, full link**: robot 1 is frozen (SIGSTOP) with its skill running, the operator
+  queues ``--blob-mb`` of ordinary data towards it and sends ``--stops`` stops, then it resumes
+  after ``--pause-s``: how many stops were acknowledged in time, late, or reported unreachable,
+  how many were silently lost (none of the three: must be 0), and whether the skill ended;
+* **killed operator**: a commander process starts robot 1's skill and is killed (SIGKILL): the
+  time until the robot's dead-man cancelled the skill;
+* **killed robot**: robot 1 is killed; a stop to it must report ``unreachable``;
+* **burst to one robot** (N >= 2): round trips to the other robots while ``--blob-mb`` go to
+  robot 1, against the same without the burst;
+* data lost on the way, and whether every loss was counted.
+
+ROS 2's junk-cancel flood is not part of this benchmark yet (``docs/distributed.md`` says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from edgevox.cli.args import COUNT, SECONDS
+
+
+def add_fleet_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
+    p = bench_subparsers.add_parser("fleet", help="robots and an operator over Zenoh on loopback: stops and faults")
+    p.add_argument("--robots", default="1,2,4,8", help="robot counts, comma-separated (default 1,2,4,8)")
+    p.add_argument("--trials", type=COUNT, default=50, help="round trips and stops per N (default 50)")
+    p.add_argument("--stops", type=COUNT, default=100, help="stops sent to the paused robot (default 100)")
+    p.add_argument("--pause-s", type=SECONDS, default=3.0, help="how long the robot is frozen (default 3 s)")
+    p.add_argument("--blob-mb", type=COUNT, default=8, help="data queued towards the paused robot, MB (default 8)")
+    p.set_defaults(func=run_fleet)
+    return p
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _proc_status(pid: int | str) -> tuple[float, int]:
+    """(RSS in MB, OS threads) of a process from ``/proc``."""
+    rss_kb = threads = 0
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss_kb = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return rss_kb / 1024, threads
+
+
+def _pct(values: list[float], q: float) -> float:
+    from edgevox.voice.latency import percentile
+
+    return percentile(values, q) if values else float("nan")
+
+
+class Robot:
+    """One robot process and the operator's bus and bridge for its namespace."""
+
+    def __init__(self, name: str) -> None:
+        from edgevox.cli.bench_fleet_robot import BenchCancelled, BenchPong, BenchStarted, bridge_config
+        from edgevox.integrations.zenoh_bridge import ZenohBridge
+        from edgevox.runtime.bus import EventBus
+
+        self.name = name
+        self.endpoint = f"tcp/127.0.0.1:{_free_port()}"
+        cmd = [
+            sys.executable,
+            "-m",
+            "edgevox.cli.bench_fleet_robot",
+            "robot",
+            "--name",
+            name,
+            "--listen",
+            self.endpoint,
+        ]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "READY":
+            raise RuntimeError(f"robot {name} did not start")
+        self.bus = EventBus(f"operator-{name}")
+        self.cond = threading.Condition()
+        self.pongs: set[int] = set()
+        self.last_pong: Any = None
+        self.started = 0
+        self.cancelled: list[float] = []
+        self.bus.subscribe(BenchPong, self._on(self._pong))
+        self.bus.subscribe(BenchStarted, self._on(lambda _e: setattr(self, "started", self.started + 1)))
+        self.bus.subscribe(BenchCancelled, self._on(lambda e: self.cancelled.append(e.at)))
+        self.bridge = ZenohBridge(self.bus, bridge_config(name, connect=[self.endpoint]), bridge_id=f"operator-{name}")
+        self.bridge.start()
+        if not self.bridge.wait_for_peers(1, 20):
+            raise RuntimeError(f"robot {name} not reachable")
+
+    def _pong(self, event: Any) -> None:
+        self.pongs.add(event.n)
+        self.last_pong = event
+
+    def _on(self, fn: Any) -> Any:
+        def handler(event: Any) -> None:
+            with self.cond:
+                fn(event)
+                self.cond.notify_all()
+
+        return handler
+
+    def wait(self, predicate: Any, timeout_s: float) -> bool:
+        with self.cond:
+            return self.cond.wait_for(predicate, timeout_s)
+
+    def start_skill(self) -> bool:
+        from edgevox.cli.bench_fleet_robot import BenchGo
+
+        before = self.started
+        self.bus.publish(BenchGo(source="operator"))
+        return self.wait(lambda: self.started > before, 10)
+
+    def close(self) -> None:
+        self.bridge.stop()
+        self.bus.close()
+        if self.proc.poll() is None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def round_trips(robots: list[Robot], trials: int, start: int = 0) -> list[float]:
+    """Seconds until every robot answered one ping, per trial."""
+    from edgevox.cli.bench_fleet_robot import BenchPing
+
+    out = []
+    for n in range(start + 1, start + trials + 1):
+        t0 = time.perf_counter()
+        for r in robots:
+            r.bus.publish(BenchPing(source="operator", n=n))
+        if all(r.wait(lambda r=r, n=n: n in r.pongs, 5) for r in robots):
+            out.append(time.perf_counter() - t0)
+    return out
+
+
+def throughput(robots: list[Robot], count: int = 2000) -> float:
+    """Pings answered per second, ``count`` per robot sent at once."""
+    from edgevox.cli.bench_fleet_robot import BenchPing
+
+    base = 10_000_000
+    t0 = time.perf_counter()
+    for n in range(base, base + count):
+        for r in robots:
+            r.bus.publish(BenchPing(source="operator", n=n))
+    for r in robots:
+        r.wait(lambda r=r: len([p for p in r.pongs if p >= base]) >= count, 30)
+    elapsed = time.perf_counter() - t0
+    return sum(len([p for p in r.pongs if p >= base]) for r in robots) / elapsed
+
+
+def stop_all(robots: list[Robot], pool: ThreadPoolExecutor) -> float | None:
+    """Seconds from the stop until the last robot acknowledged (None: one did not in time)."""
+    if not all(r.start_skill() for r in robots):
+        return None
+    deliveries = list(pool.map(lambda r: r.bridge.safety_stop("bench stop"), robots))
+    if not all(d.delivered for d in deliveries):
+        return None
+    return max(d.latency_s(p) or 0.0 for d in deliveries for p in d.expected)
+
+
+def paused_robot(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict[str, Any]:
+    from edgevox.cli.bench_fleet_robot import BenchBlob, BenchPing
+
+    robot.start_skill()
+    robot.bus.publish(BenchPing(source="operator", n=19_999_999))
+    robot.wait(lambda: 19_999_999 in robot.pongs, 10)
+    before = robot.last_pong
+    mailbox0 = robot.bridge.counters["mailbox_dropped"]
+    os.kill(robot.proc.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    chunk = "x" * 65_536
+    for _ in range(blob_mb * 16):
+        robot.bus.publish(BenchBlob(source="operator", data=chunk))
+    deliveries = [robot.bridge.safety_stop(f"paused {i}", timeout_s=0) for i in range(stops)]
+    time.sleep(max(0.0, pause_s - (time.monotonic() - t0)))  # the fault: the robot is frozen this long
+    os.kill(robot.proc.pid, signal.SIGCONT)
+    for d in deliveries:
+        d.wait(max(0.1, t0 + pause_s + 30 - time.monotonic()))
+    robot.bus.publish(BenchPing(source="operator", n=20_000_000))  # a last sample, so gaps show
+    robot.wait(lambda: 20_000_000 in robot.pongs, 10)
+    after = robot.last_pong
+    ended = after.running == 0  # from the robot's own registry (its bench.cancelled is data: it may be lost)
+    blobs = blob_mb * 16
+    mailbox = robot.bridge.counters["mailbox_dropped"] - mailbox0
+    got, lost = after.blobs - before.blobs, after.lost - before.lost
+    statuses = [d.peers.get(robot.name, "unreachable") for d in deliveries]
+    late = [t for t in (d.latency_s(robot.name) for d in deliveries) if t is not None]
+    return {
+        "stopped": statuses.count("stopped"),
+        "late": statuses.count("late"),
+        "unreachable": statuses.count("unreachable"),
+        "lost": statuses.count("pending"),
+        "ack_max_s": max(late) if late else float("nan"),
+        "skill_ended": ended,
+        "data": f"{blobs} data events sent: {got} arrived, {mailbox} dropped in the operator's mailbox and "
+        f"{lost} counted lost by the robot (uncounted: {blobs - got - mailbox - lost})",
+    }
+
+
+def killed_operator(robot: Robot) -> float | None:
+    """Seconds from SIGKILL of a commander until the robot's dead-man cancelled its skill."""
+    cmd = [
+        sys.executable, "-m", "edgevox.cli.bench_fleet_robot", "commander",
+        "--name", "commander", "--robot", robot.name, "--connect", robot.endpoint,
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    if proc.stdout.readline().strip() != "STARTED":
+        proc.kill()
+        return None
+    cancels = len(robot.cancelled)
+    killed_at = time.monotonic()
+    proc.kill()
+    proc.wait()
+    if not robot.wait(lambda: len(robot.cancelled) > cancels, 15):
+        return None
+    return robot.cancelled[cancels] - killed_at
+
+
+def run_fleet(args: argparse.Namespace) -> int:
+    try:
+        counts = sorted({int(n) for n in str(args.robots).split(",")})
+        if not counts or counts[0] < 1 or counts[-1] > 32:
+            raise ValueError
+    except ValueError:
+        print(f"edgevox bench fleet: --robots {args.robots!r}: give robot counts from 1 to 32, e.g. 1,2,4,8")
+        return 2
+    print(
+        "N  round trip p50/p99 ms  pings/s  operator RSS MB/threads  robot RSS MB/threads  stop->all cancelled p50/p99 ms"
+    )
+    for n in counts:
+        robots = [Robot(f"r{i + 1}") for i in range(n)]
+        try:
+            with ThreadPoolExecutor(max_workers=n) as pool:
+                rtt = round_trips(robots, args.trials)
+                rate = throughput(robots)
+                stops = [s for s in (stop_all(robots, pool) for _ in range(args.trials)) if s is not None]
+                op = _proc_status("self")
+                rs = [_proc_status(r.proc.pid) for r in robots]
+                print(
+                    f"{n:<2} {_pct(rtt, 50) * 1000:7.1f} / {_pct(rtt, 99) * 1000:6.1f}   {rate:7.0f}  "
+                    f"{op[0]:8.0f} / {op[1]:<4}             {max(r[0] for r in rs):6.0f} / {max(r[1] for r in rs):<4}"
+                    f"          {_pct(stops, 50) * 1000:6.1f} / {_pct(stops, 99) * 1000:6.1f}"
+                    f"   ({len(stops)} of {args.trials} stops acknowledged by all)",
+                    flush=True,
+                )
+                if n == counts[-1]:
+                    faults(robots, args)
+        finally:
+            for r in robots:
+                r.close()
+    return 0
+
+
+def faults(robots: list[Robot], args: argparse.Namespace) -> None:
+    first, others = robots[0], robots[1:]
+    print(f"\nfaults at N = {len(robots)}")
+    if others:
+        base = round_trips(others, args.trials, start=30_000_000)
+        from edgevox.cli.bench_fleet_robot import BenchBlob
+
+        chunk = "x" * 65_536
+        burst = threading.Thread(
+            target=lambda: [
+                first.bus.publish(BenchBlob(source="operator", data=chunk)) for _ in range(args.blob_mb * 16)
+            ]
+        )
+        burst.start()
+        during = round_trips(others, args.trials, start=40_000_000)
+        burst.join()
+        print(
+            f"burst of {args.blob_mb} MB to one robot: the others' round trip p99 "
+            f"{_pct(base, 99) * 1000:.1f} ms without, {_pct(during, 99) * 1000:.1f} ms during "
+            f"(+{(_pct(during, 99) - _pct(base, 99)) * 1000:.1f} ms)"
+        )
+    paused = paused_robot(first, args.stops, args.pause_s, args.blob_mb)
+    print(
+        f"paused robot, {args.blob_mb} MB queued, {args.stops} stops: {paused['stopped']} stopped in time, "
+        f"{paused['late']} acknowledged late (last {paused['ack_max_s']:.1f} s), {paused['unreachable']} reported "
+        f"unreachable, {paused['lost']} silently lost; skill ended after resume: {paused['skill_ended']}"
+    )
+    print(f"data to the paused robot: {paused['data']}")
+    took = killed_operator(first)
+    print(
+        "killed operator: dead-man cancelled the robot's skill "
+        + (f"{took * 1000:.0f} ms after the kill" if took is not None else "NOT within 15 s")
+    )
+    first.start_skill()
+    first.proc.kill()
+    first.proc.wait()
+    t0 = time.monotonic()  # the stop leaves at once: the robot is still listed, and must not stay "pending"
+    gone = first.bridge.safety_stop("robot killed", timeout_s=15)
+    print(
+        f"killed robot: a stop to it reports {gone.peers or 'no robot'} after {(time.monotonic() - t0) * 1000:.0f} ms"
+    )

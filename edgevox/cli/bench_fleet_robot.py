@@ -1,0 +1,186 @@
+"""The processes of ``edgevox bench fleet``: a robot, and a commander that starts a skill on it.
+
+    python -m edgevox.cli.bench_fleet_robot robot --name r1 --listen tcp/127.0.0.1:7447
+    python -m edgevox.cli.bench_fleet_robot commander --name c1 --robot r1 --connect tcp/127.0.0.1:7447
+
+A **robot** is a real :class:`~edgevox.runtime.runtime.Runtime` with a Zenoh bridge in namespace
+``edgevox/fleet/<name>`` (subscribing ``control.*`` and ``bench.*``, publishing ``bench.*``).
+On ``bench.go`` it runs a skill: an activity registered with the runtime that runs until
+cancelled, then publishes ``bench.cancelled`` with the monotonic time of the cancel and why
+(``CLOCK_MONOTONIC`` is shared by the processes of one machine). It answers ``bench.ping`` with
+``bench.pong`` and takes ``bench.blob`` (ordinary data that fills a link). It prints ``READY``.
+
+A **commander** connects to one robot, sends ``bench.go``, prints ``STARTED`` when the robot
+says the skill runs, then waits to be killed (the dead-man fault).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from edgevox.integrations.config import ZenohBridgeConfig
+from edgevox.integrations.zenoh_bridge import ZenohBridge
+from edgevox.runtime.events import Event
+from edgevox.runtime.runtime import Runtime
+
+
+@dataclass(kw_only=True)
+class BenchGo(Event):
+    """Start the robot's skill."""
+
+    kind: ClassVar[str] = "bench.go"
+
+
+@dataclass(kw_only=True)
+class BenchStarted(Event):
+    """The robot's skill runs."""
+
+    kind: ClassVar[str] = "bench.started"
+    robot: str = ""
+
+
+@dataclass(kw_only=True)
+class BenchCancelled(Event):
+    """The robot's skill was cancelled at ``at`` (``time.monotonic()``) because of ``reason``."""
+
+    kind: ClassVar[str] = "bench.cancelled"
+    robot: str = ""
+    at: float = 0.0
+    reason: str = ""
+
+
+@dataclass(kw_only=True)
+class BenchPing(Event):
+    kind: ClassVar[str] = "bench.ping"
+    n: int = 0
+
+
+@dataclass(kw_only=True)
+class BenchPong(Event):
+    kind: ClassVar[str] = "bench.pong"
+    robot: str = ""
+    n: int = 0
+    blobs: int = 0
+    """``bench.blob`` events this robot received so far."""
+    running: int = 0
+    """Activities running on the robot now."""
+    lost: int = 0
+    """Events its bridge counted as lost on the way or dropped from its inbox."""
+
+
+@dataclass(kw_only=True)
+class BenchBlob(Event):
+    """Ordinary data, to fill a link."""
+
+    kind: ClassVar[str] = "bench.blob"
+    data: str = ""
+
+
+def namespace(robot: str) -> str:
+    return f"edgevox/fleet/{robot}"
+
+
+def bridge_config(
+    robot: str, *, listen: list[str] | None = None, connect: list[str] | None = None, lease_s: float = 10.0
+) -> ZenohBridgeConfig:
+    """A robot's bridge (``listen``: it takes stops) or an operator's (``connect``: it sends them)."""
+    return ZenohBridgeConfig(
+        enabled=True,
+        namespace=namespace(robot),
+        listen=listen or [],
+        connect=connect or [],
+        publish_kinds=["bench.*"],
+        subscribe_kinds=["control.*", "bench.*"] if listen else ["bench.*"],
+        lease_s=lease_s,
+        max_payload_bytes=1 << 20,
+    )
+
+
+def run_robot(args: argparse.Namespace) -> int:
+    runtime = Runtime(f"robot-{args.name}").start()
+    bus = runtime.bus
+    go = threading.Event()
+
+    def skill() -> None:
+        while True:
+            go.wait()
+            go.clear()
+            activity = runtime.activities.start("skill", "drive")
+            bus.publish(BenchStarted(source=args.name, robot=args.name))
+            activity.token.wait()
+            at = time.monotonic()
+            activity.finish()
+            bus.publish(BenchCancelled(source=args.name, robot=args.name, at=at, reason=activity.token.reason))
+
+    blobs = [0]
+    bridges: list[ZenohBridge] = []
+
+    def pong(event: Event) -> None:
+        counters = bridges[0].counters if bridges else None
+        lost = counters["data_lost"] + counters["inbox_dropped"] if counters is not None else 0
+        n = event.n if isinstance(event, BenchPing) else 0
+        bus.publish(
+            BenchPong(
+                source=args.name, robot=args.name, n=n, blobs=blobs[0], lost=lost, running=len(runtime.activities)
+            )
+        )
+
+    bus.subscribe(BenchGo, lambda _e: go.set())
+    bus.subscribe(BenchBlob, lambda _e: blobs.__setitem__(0, blobs[0] + 1))
+    bus.subscribe(BenchPing, pong)
+    threading.Thread(target=skill, name="bench-skill", daemon=True).start()
+    bridge = ZenohBridge(
+        bus,
+        bridge_config(args.name, listen=[args.listen], lease_s=args.lease),
+        activities=runtime.activities,
+        bridge_id=args.name,
+    ).start()
+    bridges.append(bridge)
+    print("READY", flush=True)
+    sys.stdin.read()  # until the bench closes our stdin (or kills us)
+    bridge.stop()
+    runtime.stop()
+    return 0
+
+
+def run_commander(args: argparse.Namespace) -> int:
+    runtime = Runtime(f"commander-{args.name}").start()
+    started = threading.Event()
+    runtime.bus.subscribe(BenchStarted, lambda _e: started.set())
+    bridge = ZenohBridge(
+        runtime.bus, bridge_config(args.robot, connect=[args.connect], lease_s=args.lease), bridge_id=args.name
+    ).start()
+    if not bridge.wait_for_peers(1, 20):
+        print("NO_ROBOT", flush=True)
+        return 1
+    runtime.bus.publish(BenchGo(source=args.name))
+    print("STARTED" if started.wait(20) else "NOT_STARTED", flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m edgevox.cli.bench_fleet_robot")
+    sub = parser.add_subparsers(dest="role", required=True)
+    robot = sub.add_parser("robot")
+    robot.add_argument("--name", required=True)
+    robot.add_argument("--listen", required=True)
+    robot.add_argument("--lease", type=float, default=10.0)
+    robot.set_defaults(func=run_robot)
+    commander = sub.add_parser("commander")
+    commander.add_argument("--name", required=True)
+    commander.add_argument("--robot", required=True)
+    commander.add_argument("--connect", required=True)
+    commander.add_argument("--lease", type=float, default=10.0)
+    commander.set_defaults(func=run_commander)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
