@@ -42,7 +42,7 @@ import queue
 import threading
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -149,6 +149,8 @@ class RosBridgeCore:
         self._incoming = {resolve_topic(ns, getattr(topics, role)): role for role in INCOMING_ROLES}
         self._outbox: deque[tuple[str, str]] = deque()
         self._outbox_lock = threading.Lock()
+        self._feedback_sent: OrderedDict[str, float] = OrderedDict()
+        """goal id -> when its last feedback tick went out (``skill_feedback_period_s``)."""
         self._inbox: queue.Queue[Any] = queue.Queue(maxsize=256)
         self._goals: dict[str, GoalHandle] = {}
         self._goals_lock = threading.Lock()
@@ -222,11 +224,33 @@ class RosBridgeCore:
 
     def _on_event(self, event: Event) -> None:
         """Bus worker thread: one JSON message per matching topic."""
+        if self._feedback_throttled(event):
+            return
         data = _dumps(event_to_json_dict(event))
         kind = event.kind
         for topic, kinds in self.publish_map.items():
             if any(p == "*" or p == kind or _fnmatch(kind, p) for p in kinds):
                 self._post(topic, data)
+
+    def _feedback_throttled(self, event: Event) -> bool:
+        """A goal's feedback tick within ``skill_feedback_period_s`` of its last one: not sent.
+        State changes (pending, running without feedback, the final state) always go out."""
+        goal = getattr(event, "goal_id", "") if event.kind == "agent.skill_state" else ""
+        if not goal:
+            return False
+        if not event.is_stream():
+            if getattr(event, "state", "") in ("succeeded", "cancelled", "failed"):
+                self._feedback_sent.pop(goal, None)
+            return False
+        now = time.monotonic()
+        last = self._feedback_sent.get(goal)
+        if last is not None and now - last < self.config.skill_feedback_period_s:
+            return True
+        self._feedback_sent[goal] = now
+        self._feedback_sent.move_to_end(goal)
+        while len(self._feedback_sent) > 1024:
+            self._feedback_sent.popitem(last=False)
+        return False
 
     def _post(self, topic: str, data: str) -> None:
         with self._outbox_lock:
