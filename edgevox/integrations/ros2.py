@@ -16,7 +16,8 @@ Topics, message formats and the goal protocol are described in ``docs/ros.md`` a
 Next to the ``stop`` topic, a ``std_srvs/srv/Trigger`` service of the same name runs the
 safety stop and answers what it stopped (``stop_service``), and a
 ``diagnostic_msgs/DiagnosticArray`` goes to ``/diagnostics`` every ``diagnostics_period_s``
-(:mod:`edgevox.integrations.ros2_diagnostics`). ``edgevox ros2`` adds parameters and the
+(:mod:`edgevox.integrations.ros2_diagnostics`); edgevox's log records go to ``/rosout``
+(``rosout``, :mod:`edgevox.integrations.ros2_rosout`). ``edgevox ros2`` adds parameters and the
 managed lifecycle (:mod:`edgevox.integrations.ros2_node`).
 
 Threads: subscriptions and the stop service use a ``ReentrantCallbackGroup`` (a cancel is
@@ -37,6 +38,7 @@ from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros2BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
 from edgevox.integrations.ros2_diagnostics import DiagnosticsCollector, to_message
+from edgevox.integrations.ros2_rosout import ROSOUT_TOPIC, RosoutHandler
 from edgevox.integrations.ros2_stop import safety_stop
 from edgevox.integrations.ros_common import RosBridgeCore, TextHandler, resolve_topic
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
@@ -127,6 +129,8 @@ class Ros2Bridge:
         self.hardware_id = config.namespace
         """``hardware_id`` of the diagnostics (``edgevox ros2`` sets the application name)."""
         self._service: Any = None
+        self._rosout: RosoutHandler | None = None
+        self._rosout_publisher: Any = None
         self._diag_publisher: Any = None
         self._diag_timer: Any = None
         self._diag_lock = threading.Lock()
@@ -225,6 +229,16 @@ class Ros2Bridge:
             name = resolve_topic(self.config.namespace, self.config.topics.stop)
             self._service = node.create_service(Trigger, name, self._stop_service, callback_group=incoming)
         self._outgoing = outgoing
+        if self.config.rosout:
+            from rcl_interfaces.msg import Log
+            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+            rosout_qos = QoSProfile(
+                depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+            )
+            self._rosout_publisher = node.create_publisher(Log, ROSOUT_TOPIC, rosout_qos)
+            self._rosout = RosoutHandler(f"{self.config.namespace.strip('/')}/{self.config.node_name}", self._wake)
+            logging.getLogger("edgevox").addHandler(self._rosout)
         if self.config.diagnostics_period_s is not None:
             self._start_diagnostics(self.config.diagnostics_period_s)
 
@@ -305,6 +319,12 @@ class Ros2Bridge:
                 msg = String()
                 msg.data = data
                 publisher.publish(msg)
+        rosout, rosout_publisher = self._rosout, self._rosout_publisher
+        if rosout is not None and rosout_publisher is not None:
+            from rcl_interfaces.msg import Log
+
+            for record in rosout.drain():
+                rosout_publisher.publish(rosout.message(record, Log))
 
     def _spin(self) -> None:
         try:
@@ -331,6 +351,9 @@ class Ros2Bridge:
 
     def _teardown(self, timeout_s: float) -> bool:
         clean = True
+        if self._rosout is not None:
+            logging.getLogger("edgevox").removeHandler(self._rosout)
+            self._rosout = None
         node = self.node
         if self._executor is not None:
             clean &= bool(self._executor.shutdown(timeout_sec=timeout_s))
@@ -357,6 +380,9 @@ class Ros2Bridge:
             if self._service is not None:
                 node.destroy_service(self._service)
                 self._service = None
+            if self._rosout_publisher is not None:
+                node.destroy_publisher(self._rosout_publisher)
+                self._rosout_publisher = None
             if self._host_node is None:
                 node.destroy_node()
         self._subscriptions.clear()

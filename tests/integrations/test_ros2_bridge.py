@@ -296,3 +296,56 @@ def test_hostile_messages_from_another_process_are_refused_counted_and_answered(
     finally:
         assert bridge.stop()
         bus.close()
+
+
+def test_edgevox_log_records_reach_rosout_with_their_level_and_place(ros_env):
+    """ROS tools read /rosout; an edgevox warning logged on any thread arrives there once."""
+    import logging
+
+    from rcl_interfaces.msg import Log
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from rclpy.signals import SignalHandlerOptions
+
+    bus = EventBus()
+    bridge = Ros2Bridge(bus, Ros2BridgeConfig(enabled=True, namespace="/rosout_test/edgevox")).start()
+    context = Context()
+    rclpy.init(context=context, domain_id=ros_env, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("rosout_listener", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    got = threading.Event()
+    seen: list = []
+
+    def on_log(msg) -> None:
+        if "battery at 9 %" in msg.msg:
+            seen.append(msg)
+            got.set()
+
+    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(Log, "/rosout", on_log, qos)
+    spin = threading.Thread(target=executor.spin, name="rosout-spin")
+    spin.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not got.is_set() and time.monotonic() < deadline:  # until discovery matched both ends
+            logging.getLogger("edgevox.test.rosout").warning("battery at 9 %s", "%")
+            got.wait(0.5)
+        assert got.is_set()
+        msg = seen[0]
+        assert msg.level == Log.WARN and msg.name.endswith("edgevox.test.rosout")
+        assert (
+            msg.file.endswith("test_ros2_bridge.py")
+            and msg.function == "test_edgevox_log_records_reach_rosout_with_their_level_and_place"
+        )
+    finally:
+        assert bridge.stop()
+        executor.shutdown()
+        spin.join(5)
+        node.destroy_node()
+        context.try_shutdown()
+        bus.close()
+    from edgevox.integrations.ros2_rosout import RosoutHandler
+
+    assert not any(isinstance(h, RosoutHandler) for h in logging.getLogger("edgevox").handlers)
