@@ -30,7 +30,8 @@ Infinity refused) and a strict pydantic check of goal, cancel and text messages 
 fields, a non-string ``goal_id``, ``args`` that is not an object are refused). Each refusal is
 counted in :attr:`RosBridgeCore.counters`, logged (one line per kind of problem at most every
 5 s) and, for ``skill/goal`` and ``skill/cancel``, answered on ``skill/result`` (status
-``rejected`` or ``cancel_rejected``) with what was wrong. A rate-limited ``stop`` still cancels
+``rejected`` or ``cancel_rejected``) with what was wrong. A ``skill/cancel`` naming a goal that
+runs here is never rate-limited (a flood of junk cancels cannot hide it). A rate-limited ``stop`` still cancels
 the goals started here; only its bus event is dropped. Nothing raises into a ROS callback.
 """
 
@@ -283,7 +284,7 @@ class RosBridgeCore:
         if role is None:
             self._bad(topic, "invalid", "not an incoming topic of this bridge")
             return
-        limited = not self._rate.allow(topic)
+        limited = not self._rate.allow(topic) and not self._cancels_running_goal(role, data)
         if limited:
             self.counters.add("rate_limited")
             self._bad_log.warn(
@@ -434,6 +435,16 @@ class RosBridgeCore:
         if state == "succeeded":
             result = handle.result(0)
         self._result(goal_id, handle.skill, state, result=result, error=handle.error)
+
+    def _cancels_running_goal(self, role: str, data: str) -> bool:
+        """A ``skill/cancel`` naming a goal that runs here. The rate limit bounds the cost of junk
+        from any publisher on the topic; it never refuses the cancel of real work, so a node that
+        floods the topic cannot make another node's cancel vanish."""
+        if role != "skill_cancel" or not isinstance(data, str):
+            return False
+        goal_id = _goal_id_of(data)
+        with self._goals_lock:
+            return bool(goal_id) and goal_id in self._goals
 
     def _cancel_goal(self, msg: CancelMessage) -> None:
         if msg.goal_id is None:
