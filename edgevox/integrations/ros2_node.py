@@ -95,7 +95,7 @@ class Ros2AppNode:
         except Exception as exc:  # noqa: BLE001 - rclpy raises many types for bad --ros-args
             self._context.try_shutdown()
             raise BridgeError(f"edgevox ros2: cannot create node {section.node_name!r}: {exc}") from exc
-        changed = declare(self.node, self.config)
+        changed = declare(self.node, self.config, managed=self.managed)
         if changed:
             self.config = self.source.load(changed)  # a bad --ros-args value stops here, named
             log.info("ROS parameters override the config: %s", changed)

@@ -107,20 +107,76 @@ class ConfigSource:
         return load_config(self.name_or_path, overrides={**self.overrides, **(params or {})})
 
 
-def declare(node: Any, config: AppConfig) -> dict[str, Any]:
+def declare(node: Any, config: AppConfig, *, managed: bool = False) -> dict[str, Any]:
     """Declare :data:`PARAMETERS` on ``node`` with ``config``'s values; returns the keys whose
-    value differs from the config (a ``--ros-args -p`` or parameter file override), as config values."""
-    from rcl_interfaces.msg import ParameterDescriptor
+    value differs from the config (a ``--ros-args -p`` or parameter file override), as config values.
+
+    Each descriptor says what ROS tools show (``ros2 param describe``): the meaning; the range
+    of a numeric key (from the config schema's bounds, so ROS refuses a value out of range before
+    edgevox sees it); and whether it is read-only. On a plain node a key that is not live is
+    ``read_only`` (ROS refuses every set). A managed node accepts such keys while unconfigured, so
+    there the flag stays off and ``additional_constraints`` says when they can be set.
+    """
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+    from rclpy.exceptions import InvalidParameterValueException
 
     changed: dict[str, Any] = {}
     for spec in PARAMETERS:
         value = config_value(config, spec.key)
         mode = "changeable live" if spec.live else READ_ONLY
-        descriptor = ParameterDescriptor(description=f"{spec.meaning} ({mode})", dynamic_typing=True)
-        param = node.declare_parameter(spec.key, value, descriptor)
+        descriptor = ParameterDescriptor(
+            description=f"{spec.meaning} ({mode})",
+            dynamic_typing=True,
+            read_only=not spec.live and not managed,
+            additional_constraints=(
+                ""
+                if spec.live
+                else "set only while the node is unconfigured (then configure)"
+                if managed
+                else READ_ONLY
+            ),
+        )
+        bounds = schema_bounds(spec.key)
+        if bounds is not None and spec.none_as is None:
+            low, high, whole = bounds
+            if whole:
+                descriptor.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=0)]
+            else:
+                descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+        try:
+            param = node.declare_parameter(spec.key, value, descriptor)
+        except InvalidParameterValueException:
+            # A --ros-args override outside the range: declared without it, so the config check
+            # below stops the node with the config's own error naming the key and the bound.
+            descriptor.integer_range, descriptor.floating_point_range = [], []
+            param = node.declare_parameter(spec.key, value, descriptor)
         if param.value != value:
             changed[spec.key] = to_config(spec.key, param.value)
     return changed
+
+
+def schema_bounds(key: str) -> tuple[float, float, bool] | None:
+    """``(low, high, whole)`` of a numeric config key with both bounds in the schema, else None."""
+    import annotated_types
+    from pydantic import BaseModel
+
+    from edgevox.config.schema import AppConfig
+
+    model: Any = AppConfig
+    parts = key.split(".")
+    for part in parts[:-1]:
+        field = model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        if field is None:
+            return None
+        model = field.annotation
+    field = model.model_fields.get(parts[-1]) if isinstance(model, type) and issubclass(model, BaseModel) else None
+    if field is None or field.annotation not in (int, float):
+        return None
+    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
+    if low is None or high is None:
+        return None
+    return float(low), float(high), field.annotation is int  # type: ignore[arg-type]
 
 
 def apply_live(app: App | None, config: AppConfig, keys: Iterable[str], *, bridge: Any = None) -> None:
