@@ -53,7 +53,14 @@ from edgevox.dashboard.config import (
     DEFAULT_MAX_TURNS,
 )
 from edgevox.dashboard.feed import ClientFeed, Message, frame
-from edgevox.dashboard.views import background_row, blackboard_view, jsonable, log_entry, supervision_tree
+from edgevox.dashboard.views import (
+    background_row,
+    blackboard_view,
+    bridge_losses,
+    jsonable,
+    log_entry,
+    supervision_tree,
+)
 from edgevox.runtime.events import Event
 from edgevox.runtime.lifecycle import StopReport
 from edgevox.voice.events import (
@@ -402,6 +409,7 @@ class DashboardState:
                 "refused": self.pages_refused,
             },
             "stream_events": self.stream_events,
+            "bridges": bridge_losses(app.bridges),
         }
 
 

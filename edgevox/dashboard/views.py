@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from edgevox.runtime.events import Event
@@ -169,3 +169,16 @@ __all__ = [
     "readable_number",
     "supervision_tree",
 ]
+
+
+def bridge_losses(bridges: Iterable[tuple[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per bridge (``zenoh``, ``ros2``...), what it lost, dropped or refused for load and how often
+    (:data:`~edgevox.integrations.limits.LOSSES` that are not zero); bridges without counters are left out."""
+    from edgevox.integrations.limits import BridgeCounters
+
+    out: dict[str, dict[str, int]] = {}
+    for name, bridge in bridges:
+        counters = getattr(bridge, "counters", None)
+        if isinstance(counters, BridgeCounters):
+            out[name] = counters.losses()
+    return out

@@ -30,6 +30,21 @@ from typing import Any
 
 from edgevox.runtime.events import Event
 
+LOSSES = (
+    "data_lost",
+    "mailbox_dropped",
+    "inbox_dropped",
+    "outbox_dropped",
+    "rate_limited",
+    "control_coalesced",
+    "control_dropped",
+    "send_errors",
+    "stops_late",
+    "stops_unreachable",
+)
+"""Counters that mean something was lost, late or refused for load, whichever bridge counts them
+(the dashboard shows the ones that are not zero)."""
+
 
 class BridgeCounters:
     """Named, monotonically increasing counters shared by a bridge's threads.
@@ -53,6 +68,11 @@ class BridgeCounters:
     def snapshot(self) -> dict[str, int]:
         with self._cond:
             return dict(self._values)
+
+    def losses(self) -> dict[str, int]:
+        """The :data:`LOSSES` that are not zero."""
+        with self._cond:
+            return {name: self._values[name] for name in LOSSES if self._values.get(name)}
 
     def wait_for(self, predicate: Callable[[dict[str, int]], bool], timeout_s: float) -> bool:
         """Block until ``predicate(snapshot)`` holds or ``timeout_s`` passes; returns whether it holds."""

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros1BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
+from edgevox.integrations.limits import BridgeCounters
 from edgevox.integrations.ros_common import RosBridgeCore, TextHandler
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
 
@@ -99,6 +100,11 @@ class Ros1Bridge:
         self._own_node = False
         self._life = component_lifecycle("ROS 1 bridge", noun="bridge", error=BridgeError)
         self._lock = threading.Lock()
+
+    @property
+    def counters(self) -> BridgeCounters:
+        """What the bridge received, refused and dropped (:data:`ros_common.COUNTERS`)."""
+        return self.core.counters
 
     @property
     def running(self) -> bool:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros2BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
+from edgevox.integrations.limits import BridgeCounters
 from edgevox.integrations.ros2_diagnostics import DiagnosticsCollector, to_message
 from edgevox.integrations.ros2_rosout import ROSOUT_TOPIC, RosoutHandler
 from edgevox.integrations.ros2_stop import safety_stop
@@ -144,6 +145,11 @@ class Ros2Bridge:
             raise BridgeError(f"ROS 2 bridge: attach() after start(); the bridge is {self._life.state.value}")
         self._host_node = self.node = node
         return self
+
+    @property
+    def counters(self) -> BridgeCounters:
+        """What the bridge received, refused and dropped (:data:`ros_common.COUNTERS`)."""
+        return self.core.counters
 
     @property
     def running(self) -> bool:

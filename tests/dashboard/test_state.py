@@ -190,3 +190,24 @@ def test_values_the_page_cannot_parse_are_made_json():
     assert len(value["items"]) == 51 and value["items"][-1] == "… 30 more"
     assert value["3"].startswith("<class")
     json.dumps(value, allow_nan=False)
+
+
+def test_the_status_shows_what_each_bridge_lost_and_nothing_for_a_bridge_that_lost_nothing():
+    from edgevox.dashboard.views import bridge_losses
+    from edgevox.integrations.config import ZenohBridgeConfig
+    from edgevox.integrations.zenoh_bridge import ZenohBridge
+    from edgevox.runtime.bus import EventBus
+
+    bus = EventBus("losses")
+    lossy = ZenohBridge(bus, ZenohBridgeConfig(enabled=True, namespace="edgevox/a"), bridge_id="a")
+    clean = ZenohBridge(bus, ZenohBridgeConfig(enabled=True, namespace="edgevox/b"), bridge_id="b")
+    lossy.counters.add("data_lost", 57)
+    lossy.counters.add("stops_late", 3)
+    lossy.counters.add("received", 10)  # not a loss
+    try:
+        assert bridge_losses([("zenoh", lossy), ("zenoh-b", clean), ("custom", object())]) == {
+            "zenoh": {"data_lost": 57, "stops_late": 3},
+            "zenoh-b": {},
+        }
+    finally:
+        bus.close()
