@@ -100,6 +100,10 @@ class RosTopicsConfig(Section):
     skill_cancel: StrictStr = Field(
         "skill/cancel", description='Incoming: `{"goal_id": "g1"}` cancels one goal; `{}` cancels every running goal.'
     )
+    stop_ack: StrictStr = Field(
+        "stop/ack",
+        description='Outgoing: the answer to each message on `stop`, after it acted: `{"stop": <the message>, "stopped": [what was cancelled], "rate_limited": bool}`.',
+    )
     skill_feedback: StrictStr = Field(
         "skill/feedback", description='Outgoing: `{"goal_id", "skill", "feedback"}` while a goal runs.'
     )
@@ -109,7 +113,15 @@ class RosTopicsConfig(Section):
     )
 
     @field_validator(
-        "text_input", "say", "interrupt", "stop", "skill_goal", "skill_cancel", "skill_feedback", "skill_result"
+        "text_input",
+        "say",
+        "interrupt",
+        "stop",
+        "stop_ack",
+        "skill_goal",
+        "skill_cancel",
+        "skill_feedback",
+        "skill_result",
     )
     @classmethod
     def _check_name(cls, value: str) -> str:

@@ -146,6 +146,7 @@ class RosBridgeCore:
         self.publish_map = {resolve_topic(ns, t): kinds for t, kinds in topics.publish.items()}
         self.feedback_topic = resolve_topic(ns, topics.skill_feedback)
         self.result_topic = resolve_topic(ns, topics.skill_result)
+        self.stop_ack_topic = resolve_topic(ns, topics.stop_ack)
         self.cancel_topic = resolve_topic(ns, topics.skill_cancel)
         self._incoming = {resolve_topic(ns, getattr(topics, role)): role for role in INCOMING_ROLES}
         self._outbox: deque[tuple[str, str]] = deque()
@@ -176,7 +177,7 @@ class RosBridgeCore:
     # -- topics ------------------------------------------------------------------------------
 
     def outgoing_topics(self) -> list[str]:
-        return list(dict.fromkeys([*self.publish_map, self.feedback_topic, self.result_topic]))
+        return list(dict.fromkeys([*self.publish_map, self.feedback_topic, self.result_topic, self.stop_ack_topic]))
 
     def incoming_topics(self) -> dict[str, str]:
         """Full topic name -> role (``text_input``, ``say``, ``interrupt``, ``stop``, ``skill_goal``, ``skill_cancel``)."""
@@ -293,7 +294,9 @@ class RosBridgeCore:
                 f"(bridges.{self.bridge}.max_messages_per_s)",
             )
             if role == "stop":
-                self.cancel_goals("stop")  # a stop is never ignored by the goals started here
+                # A stop is never ignored by the goals started here, and is always answered.
+                self._ack_stop(data, [f"goal {g} (skill {s})" for g, s in self.running_goal_skills().items()], True)
+                self.cancel_goals("stop")
             return
         size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else -1
         if size < 0 or size > self.config.max_message_bytes:
@@ -310,8 +313,15 @@ class RosBridgeCore:
             if role == "interrupt":
                 self._publish(InterruptEvent(source=self.bridge, reason=data or f"{self.bridge} interrupt"))
             elif role == "stop":
+                by_goal = self.running_goal_skills()
+                goals = [f"goal {g} (skill {s})" for g, s in by_goal.items()]
+                registry = self.ctx.activities
+                as_goals = {f"skill {s}" for s in by_goal.values()}  # the same goals, as the registry names them
+                running = [a.label for a in registry.running() if a.label not in as_goals] if registry else []
                 self.cancel_goals(data or "stop")
+                # The runtime cancels every registered activity on this thread, inside publish.
                 self._publish(StopEvent(source=self.bridge, reason=data or f"{self.bridge} stop"))
+                self._ack_stop(data, list(dict.fromkeys([*goals, *running])), False)
             elif role in ("text_input", "say"):
                 text = self._text_of(data)
                 if text:
@@ -435,6 +445,12 @@ class RosBridgeCore:
         if state == "succeeded":
             result = handle.result(0)
         self._result(goal_id, handle.skill, state, result=result, error=handle.error)
+
+    def _ack_stop(self, data: str, stopped: list[str], rate_limited: bool) -> None:
+        """Answer a message on ``stop`` on ``stop/ack`` once it acted (the topic path's
+        acknowledgement; the stop service answers its caller itself)."""
+        message = data[:200] if isinstance(data, str) else ""
+        self._post(self.stop_ack_topic, _dumps({"stop": message, "stopped": stopped, "rate_limited": rate_limited}))
 
     def _cancels_running_goal(self, role: str, data: str) -> bool:
         """A ``skill/cancel`` naming a goal that runs here. The rate limit bounds the cost of junk

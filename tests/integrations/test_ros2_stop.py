@@ -52,3 +52,34 @@ def test_without_a_voice_loop_the_stop_cancels_the_bridge_goals_and_names_them()
     finally:
         assert core.stop(2.0)
         bus.close()
+
+
+def test_a_stop_on_the_topic_is_answered_on_stop_ack_with_what_it_cancelled_also_over_the_rate_limit():
+    """The topic path's acknowledgement (issue 26): every message on ``stop`` gets an answer on
+    ``stop/ack`` after it acted, naming what was cancelled; one over the rate limit too."""
+    bus = EventBus("stop-ack")
+    running = threading.Event()
+
+    @skill
+    def hold(goal: GoalHandle) -> str:
+        """Hold position until cancelled."""
+        running.set()
+        while True:
+            goal.sleep(0.05)
+
+    core = RosBridgeCore(bus, Ros2BridgeConfig(enabled=True, max_messages_per_s=1.0), bridge="ros2", skills=[hold])
+    core.start(wake=lambda: None)
+    try:
+        core.handle("/edgevox/skill/goal", json.dumps({"goal_id": "g1", "skill": "hold"}))
+        assert running.wait(5)
+        core.handle("/edgevox/stop", "bumper")
+        core.handle("/edgevox/stop", "again, over the limit")
+        acks = [json.loads(d) for t, d in core.drain() if t == "/edgevox/stop/ack"]
+        assert acks[0] == {"stop": "bumper", "stopped": ["goal g1 (skill hold)"], "rate_limited": False}
+        # The second names the goal too while its body is still winding down from the first cancel.
+        assert acks[1]["stop"] == "again, over the limit" and acks[1]["rate_limited"] is True
+        assert set(acks[1]["stopped"]) <= {"goal g1 (skill hold)"} and len(acks) == 2
+        assert "/edgevox/stop/ack" in core.outgoing_topics()
+    finally:
+        assert core.stop(2.0)
+        bus.close()
