@@ -13,7 +13,8 @@ in this process, one operator bus and bridge per robot namespace, and prints:
 
 and once, at the largest N, the fault table:
 
-* **paused robot, full link**: robot 1 is frozen (SIGSTOP) with its skill running, the operator
+* **paused robot, full link**, first as a baseline with Zenoh's default QoS for the stops (a raw
+  session, no control lane: how many reached the robot), then through the bridge: robot 1 is frozen (SIGSTOP) with its skill running, the operator
   queues ``--blob-mb`` of ordinary data towards it and sends ``--stops`` stops, then it resumes
   after ``--pause-s``: how many stops were acknowledged in time, late, or reported unreachable,
   how many were silently lost (none of the three: must be 0), and whether the skill ended;
@@ -230,6 +231,59 @@ def paused_robot(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict
     }
 
 
+def paused_robot_baseline(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> int:
+    """The same fault with Zenoh's defaults for the stops (drop when full, normal priority), from a
+    raw session: how many of ``stops`` the robot acknowledged (it acknowledges every stop it gets)."""
+    import json
+
+    import zenoh
+
+    from edgevox.cli.bench_fleet_robot import BenchBlob, namespace
+    from edgevox.integrations.serialization import encode_event
+    from edgevox.runtime.events import StopEvent
+
+    conf = zenoh.Config()
+    for path, value in (
+        ("mode", "peer"),
+        ("scouting/multicast/enabled", False),
+        ("connect/endpoints", [robot.endpoint]),
+        ("listen/endpoints", []),
+    ):
+        conf.insert_json5(path, json.dumps(value))
+    ns = namespace(robot.name)
+    acked: set[str] = set()
+    cond = threading.Condition()
+
+    def on_ack(sample: Any) -> None:
+        with cond:
+            acked.add(json.loads(sample.payload.to_bytes())["stop_id"])
+            cond.notify_all()
+
+    session = zenoh.open(conf)
+    try:
+        session.declare_subscriber(f"{ns}/acks/baseline", on_ack)
+        seen = threading.Event()
+        session.liveliness().declare_subscriber(f"{ns}/bridges/*", lambda _s: seen.set(), history=True)
+        seen.wait(10)
+        robot.start_skill()
+        os.kill(robot.proc.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        blob = encode_event(BenchBlob(source="baseline", data="x" * 65_536), "baseline")
+        for _ in range(blob_mb * 16):
+            session.put(f"{ns}/events/bench.blob", blob)
+        for i in range(stops):
+            session.put(
+                f"{ns}/events/control.stop", encode_event(StopEvent(reason="baseline", stop_id=f"b{i}"), "baseline")
+            )
+        time.sleep(max(0.0, pause_s - (time.monotonic() - t0)))  # the fault: the robot is frozen this long
+        os.kill(robot.proc.pid, signal.SIGCONT)
+        with cond:
+            cond.wait_for(lambda: len(acked) >= stops, 10)  # whatever arrived is acknowledged within this
+            return len(acked)
+    finally:
+        session.close()
+
+
 def killed_operator(robot: Robot) -> float | None:
     """Seconds from SIGKILL of a commander until the robot's dead-man cancelled its skill."""
     cmd = [
@@ -306,6 +360,11 @@ def faults(robots: list[Robot], args: argparse.Namespace) -> None:
             f"{_pct(base, 99) * 1000:.1f} ms without, {_pct(during, 99) * 1000:.1f} ms during "
             f"(+{(_pct(during, 99) - _pct(base, 99)) * 1000:.1f} ms)"
         )
+    baseline = paused_robot_baseline(first, args.stops, args.pause_s, args.blob_mb)
+    print(
+        f"baseline, the same fault with Zenoh's default QoS for the stops: {baseline} of {args.stops} stops "
+        f"reached the robot"
+    )
     paused = paused_robot(first, args.stops, args.pause_s, args.blob_mb)
     print(
         f"paused robot, {args.blob_mb} MB queued, {args.stops} stops: {paused['stopped']} stopped in time, "
