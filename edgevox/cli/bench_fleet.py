@@ -133,6 +133,17 @@ class Robot:
         with self.cond:
             return self.cond.wait_for(predicate, timeout_s)
 
+    def fresh_pong(self, base: int) -> Any:
+        """The robot's answer to a ping sent now. A ping and its pong are data, which a congested
+        link may drop (and count): the ping is sent again, up to 20 times, until one is answered."""
+        from edgevox.cli.bench_fleet_robot import BenchPing
+
+        for n in range(base, base + 20):
+            self.bus.publish(BenchPing(source="operator", n=n))
+            if self.wait(lambda n=n: n in self.pongs, 1.0):
+                return self.last_pong
+        raise RuntimeError(f"robot {self.name} answered none of 20 pings")
+
     def start_skill(self) -> bool:
         from edgevox.cli.bench_fleet_robot import BenchGo
 
@@ -193,12 +204,10 @@ def stop_all(robots: list[Robot], pool: ThreadPoolExecutor) -> float | None:
 
 
 def paused_robot(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict[str, Any]:
-    from edgevox.cli.bench_fleet_robot import BenchBlob, BenchPing
+    from edgevox.cli.bench_fleet_robot import BenchBlob
 
     robot.start_skill()
-    robot.bus.publish(BenchPing(source="operator", n=19_999_999))
-    robot.wait(lambda: 19_999_999 in robot.pongs, 10)
-    before = robot.last_pong
+    before = robot.fresh_pong(19_000_000)
     mailbox0 = robot.bridge.counters["mailbox_dropped"]
     os.kill(robot.proc.pid, signal.SIGSTOP)
     t0 = time.monotonic()
@@ -210,9 +219,7 @@ def paused_robot(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict
     os.kill(robot.proc.pid, signal.SIGCONT)
     for d in deliveries:
         d.wait(max(0.1, t0 + pause_s + 30 - time.monotonic()))
-    robot.bus.publish(BenchPing(source="operator", n=20_000_000))  # a last sample, so gaps show
-    robot.wait(lambda: 20_000_000 in robot.pongs, 10)
-    after = robot.last_pong
+    after = robot.fresh_pong(21_000_000)  # also a last sample after the burst, so its gaps show
     ended = after.running == 0  # from the robot's own registry (its bench.cancelled is data: it may be lost)
     blobs = blob_mb * 16
     mailbox = robot.bridge.counters["mailbox_dropped"] - mailbox0
