@@ -56,7 +56,8 @@ class SkillStateEvent(Event):
     skill: str = ""
     goal_id: str = ""
     state: str = ""
-    """``pending``, ``running``, ``succeeded``, ``cancelled`` or ``failed``."""
+    """``pending``, ``running``, ``succeeded``, ``cancelled`` or ``failed``; ``lost`` when the
+    robot running it left a Zenoh fleet before it ended (published by the starter's bridge)."""
     feedback: Any = None
     error: str = ""
 

@@ -2,14 +2,15 @@
 
 For each N in ``--robots`` (default 1,2,4,8) it starts N robot processes
 (:mod:`edgevox.cli.bench_fleet_robot`: a real runtime with a Zenoh bridge and a skill) and,
-in this process, one operator bus and bridge per robot namespace, and prints:
+in this process, the operator: one bus and one bridge (``robots: "*"``) reaching all of them, and
+prints:
 
 * round trip to all robots (a ``bench.ping`` to each, until every ``bench.pong``), p50/p99;
 * throughput: pings answered per second, all robots at once;
 * RSS and threads of the operator and of each robot process;
-* stop to all cancelled: every robot runs its skill, the operator calls ``safety_stop`` on
-  every bridge at once; the time until the last robot acknowledged (a robot acknowledges after
-  its runtime cancelled the skill), p50/p99;
+* stop to all cancelled: every robot runs its skill, the operator calls ``safety_stop`` once
+  (one put on the fleet's namespace); the time until the last robot acknowledged (a robot
+  acknowledges after its runtime cancelled the skill), p50/p99;
 
 and once, at the largest N, the fault table:
 
@@ -20,7 +21,8 @@ and once, at the largest N, the fault table:
   how many were silently lost (none of the three: must be 0), and whether the skill ended;
 * **killed operator**: a commander process starts robot 1's skill and is killed (SIGKILL): the
   time until the robot's dead-man cancelled the skill;
-* **killed robot**: robot 1 is killed; a stop to it must report ``unreachable``;
+* **killed robot**: robot 1 is killed while its skill runs; a stop must report it ``unreachable``
+  and the operator must mark its goal ``lost``;
 * **burst to one robot** (N >= 2): round trips to the other robots while ``--blob-mb`` go to
   robot 1, against the same without the burst;
 * data lost on the way, and whether every loss was counted.
@@ -38,7 +40,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from edgevox.cli.args import COUNT, SECONDS
@@ -80,14 +81,13 @@ def _pct(values: list[float], q: float) -> float:
 
 
 class Robot:
-    """One robot process and the operator's bus and bridge for its namespace."""
+    """One robot process, and what the operator heard from it."""
 
     def __init__(self, name: str) -> None:
-        from edgevox.cli.bench_fleet_robot import BenchCancelled, BenchPong, BenchStarted, bridge_config
-        from edgevox.integrations.zenoh_bridge import ZenohBridge
-        from edgevox.runtime.bus import EventBus
+        from edgevox.cli.bench_fleet_robot import namespace
 
         self.name = name
+        self.namespace = namespace(name)
         self.endpoint = f"tcp/127.0.0.1:{_free_port()}"
         cmd = [
             sys.executable,
@@ -103,31 +103,34 @@ class Robot:
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "READY":
             raise RuntimeError(f"robot {name} did not start")
-        self.bus = EventBus(f"operator-{name}")
+        self.fleet: Fleet | None = None
         self.cond = threading.Condition()
         self.pongs: set[int] = set()
         self.last_pong: Any = None
         self.started = 0
         self.cancelled: list[float] = []
-        self.bus.subscribe(BenchPong, self._on(self._pong))
-        self.bus.subscribe(BenchStarted, self._on(lambda _e: setattr(self, "started", self.started + 1)))
-        self.bus.subscribe(BenchCancelled, self._on(lambda e: self.cancelled.append(e.at)))
-        self.bridge = ZenohBridge(self.bus, bridge_config(name, connect=[self.endpoint]), bridge_id=f"operator-{name}")
-        self.bridge.start()
-        if not self.bridge.wait_for_peers(1, 20):
-            raise RuntimeError(f"robot {name} not reachable")
+        self.lost_goals: list[tuple[str, float]] = []
 
-    def _pong(self, event: Any) -> None:
-        self.pongs.add(event.n)
-        self.last_pong = event
+    def heard(self, event: Any) -> None:
+        """Operator's bus: an event this robot sent."""
+        from edgevox.cli.bench_fleet_robot import BenchCancelled, BenchPong, BenchStarted
 
-    def _on(self, fn: Any) -> Any:
-        def handler(event: Any) -> None:
-            with self.cond:
-                fn(event)
-                self.cond.notify_all()
+        with self.cond:
+            if isinstance(event, BenchPong):
+                self.pongs.add(event.n)
+                self.last_pong = event
+            elif isinstance(event, BenchStarted):
+                self.started += 1
+            elif isinstance(event, BenchCancelled):
+                self.cancelled.append(event.at)
+            elif getattr(event, "state", "") == "lost":
+                self.lost_goals.append((event.goal_id, time.monotonic()))
+            self.cond.notify_all()
 
-        return handler
+    def send(self, event: Any) -> None:
+        """A data event to this robot alone, on the operator's one bridge."""
+        assert self.fleet is not None
+        self.fleet.bridge.send(event, namespace=self.namespace)
 
     def wait(self, predicate: Any, timeout_s: float) -> bool:
         with self.cond:
@@ -139,7 +142,7 @@ class Robot:
         from edgevox.cli.bench_fleet_robot import BenchPing
 
         for n in range(base, base + 20):
-            self.bus.publish(BenchPing(source="operator", n=n))
+            self.send(BenchPing(source="operator", n=n))
             if self.wait(lambda n=n: n in self.pongs, 1.0):
                 return self.last_pong
         raise RuntimeError(f"robot {self.name} answered none of 20 pings")
@@ -148,12 +151,10 @@ class Robot:
         from edgevox.cli.bench_fleet_robot import BenchGo
 
         before = self.started
-        self.bus.publish(BenchGo(source="operator"))
+        self.send(BenchGo(source="operator"))
         return self.wait(lambda: self.started > before, 10)
 
     def close(self) -> None:
-        self.bridge.stop()
-        self.bus.close()
         if self.proc.poll() is None:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
@@ -164,57 +165,99 @@ class Robot:
                 self.proc.wait()
 
 
-def round_trips(robots: list[Robot], trials: int, start: int = 0) -> list[float]:
-    """Seconds until every robot answered one ping, per trial."""
+class Fleet:
+    """N robot processes and the operator: one bus and one bridge (``robots: "*"``) for all of them."""
+
+    def __init__(self, count: int) -> None:
+        from edgevox.cli.bench_fleet_robot import operator_config
+        from edgevox.integrations.serialization import remote_origin
+        from edgevox.integrations.zenoh_bridge import ZenohBridge
+        from edgevox.runtime.bus import EventBus
+
+        self.robots: list[Robot] = []
+        try:
+            for i in range(count):
+                self.robots.append(Robot(f"r{i + 1}"))
+        except BaseException:
+            for robot in self.robots:
+                robot.close()
+            raise
+        by_name = {robot.name: robot for robot in self.robots}
+        for robot in self.robots:
+            robot.fleet = self
+        self.bus = EventBus("operator")
+        self.bus.subscribe(
+            ("bench.*", "agent.skill_state"),
+            lambda e: by_name[remote_origin(e) or ""].heard(e) if (remote_origin(e) or "") in by_name else None,
+        )
+        self.bridge = ZenohBridge(
+            self.bus, operator_config([r.endpoint for r in self.robots]), bridge_id="operator"
+        ).start()
+        if not self.bridge.wait_for_peers(count, 20):
+            self.close()
+            raise RuntimeError(f"{count} robots not reachable: {sorted(self.bridge.peers)}")
+
+    def close(self) -> None:
+        self.bridge.stop()
+        self.bus.close()
+        for robot in self.robots:
+            robot.close()
+
+
+def round_trips(fleet: Fleet, robots: list[Robot], trials: int, start: int = 0) -> list[float]:
+    """Seconds until every robot in ``robots`` answered one ping (one put on the fleet's
+    namespace when it is the whole fleet, else one to each), per trial."""
     from edgevox.cli.bench_fleet_robot import BenchPing
 
     out = []
     for n in range(start + 1, start + trials + 1):
         t0 = time.perf_counter()
-        for r in robots:
-            r.bus.publish(BenchPing(source="operator", n=n))
+        if len(robots) == len(fleet.robots):
+            fleet.bus.publish(BenchPing(source="operator", n=n))
+        else:
+            for r in robots:
+                r.send(BenchPing(source="operator", n=n))
         if all(r.wait(lambda r=r, n=n: n in r.pongs, 5) for r in robots):
             out.append(time.perf_counter() - t0)
     return out
 
 
-def throughput(robots: list[Robot], count: int = 2000) -> float:
-    """Pings answered per second, ``count`` per robot sent at once."""
+def throughput(fleet: Fleet, count: int = 2000) -> float:
+    """Pings answered per second, ``count`` to each robot sent at once."""
     from edgevox.cli.bench_fleet_robot import BenchPing
 
     base = 10_000_000
     t0 = time.perf_counter()
     for n in range(base, base + count):
-        for r in robots:
-            r.bus.publish(BenchPing(source="operator", n=n))
-    for r in robots:
+        for r in fleet.robots:
+            r.send(BenchPing(source="operator", n=n))
+    for r in fleet.robots:
         r.wait(lambda r=r: len([p for p in r.pongs if p >= base]) >= count, 30)
     elapsed = time.perf_counter() - t0
-    return sum(len([p for p in r.pongs if p >= base]) for r in robots) / elapsed
+    return sum(len([p for p in r.pongs if p >= base]) for r in fleet.robots) / elapsed
 
 
-def stop_all(robots: list[Robot], pool: ThreadPoolExecutor) -> float | None:
+def stop_all(fleet: Fleet) -> float | None:
     """Seconds from the stop until the last robot acknowledged (None: one did not in time)."""
-    if not all(r.start_skill() for r in robots):
+    if not all(r.start_skill() for r in fleet.robots):
         return None
-    deliveries = list(pool.map(lambda r: r.bridge.safety_stop("bench stop"), robots))
-    if not all(d.delivered for d in deliveries):
+    delivery = fleet.bridge.safety_stop("bench stop")
+    if not delivery.delivered:
         return None
-    return max(d.latency_s(p) or 0.0 for d in deliveries for p in d.expected)
+    return max(delivery.latency_s(p) or 0.0 for p in delivery.expected)
 
 
-def paused_robot(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict[str, Any]:
+def paused_robot(fleet: Fleet, robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict[str, Any]:
     from edgevox.cli.bench_fleet_robot import BenchBlob
 
     robot.start_skill()
     before = robot.fresh_pong(19_000_000)
-    mailbox0 = robot.bridge.counters["mailbox_dropped"]
     os.kill(robot.proc.pid, signal.SIGSTOP)
     t0 = time.monotonic()
     chunk = "x" * 65_536
     for _ in range(blob_mb * 16):
-        robot.bus.publish(BenchBlob(source="operator", data=chunk))
-    deliveries = [robot.bridge.safety_stop(f"paused {i}", timeout_s=0) for i in range(stops)]
+        robot.send(BenchBlob(source="operator", data=chunk))
+    deliveries = [fleet.bridge.safety_stop(f"paused {i}", timeout_s=0) for i in range(stops)]
     time.sleep(max(0.0, pause_s - (time.monotonic() - t0)))  # the fault: the robot is frozen this long
     os.kill(robot.proc.pid, signal.SIGCONT)
     for d in deliveries:
@@ -222,19 +265,20 @@ def paused_robot(robot: Robot, stops: int, pause_s: float, blob_mb: int) -> dict
     after = robot.fresh_pong(21_000_000)  # also a last sample after the burst, so its gaps show
     ended = after.running == 0  # from the robot's own registry (its bench.cancelled is data: it may be lost)
     blobs = blob_mb * 16
-    mailbox = robot.bridge.counters["mailbox_dropped"] - mailbox0
     got, lost = after.blobs - before.blobs, after.lost - before.lost
     statuses = [d.peers.get(robot.name, "unreachable") for d in deliveries]
     late = [t for t in (d.latency_s(robot.name) for d in deliveries) if t is not None]
+    others = [status for d in deliveries for peer, status in d.peers.items() if peer != robot.name]
     return {
+        "others": f"{others.count('stopped')} of {len(others)}",
         "stopped": statuses.count("stopped"),
         "late": statuses.count("late"),
         "unreachable": statuses.count("unreachable"),
         "lost": statuses.count("pending"),
         "ack_max_s": max(late) if late else float("nan"),
         "skill_ended": ended,
-        "data": f"{blobs} data events sent: {got} arrived, {mailbox} dropped in the operator's mailbox and "
-        f"{lost} counted lost by the robot (uncounted: {blobs - got - mailbox - lost})",
+        "data": f"{blobs} data events sent: {got} arrived and {lost} counted lost by the robot "
+        f"(uncounted: {blobs - got - lost})",
     }
 
 
@@ -323,44 +367,45 @@ def run_fleet(args: argparse.Namespace) -> int:
         "N  round trip p50/p99 ms  pings/s  operator RSS MB/threads  robot RSS MB/threads  stop->all cancelled p50/p99 ms"
     )
     for n in counts:
-        robots = [Robot(f"r{i + 1}") for i in range(n)]
+        fleet = Fleet(n)
         try:
-            with ThreadPoolExecutor(max_workers=n) as pool:
-                rtt = round_trips(robots, args.trials)
-                rate = throughput(robots)
-                stops = [s for s in (stop_all(robots, pool) for _ in range(args.trials)) if s is not None]
-                op = _proc_status("self")
-                rs = [_proc_status(r.proc.pid) for r in robots]
-                print(
-                    f"{n:<2} {_pct(rtt, 50) * 1000:7.1f} / {_pct(rtt, 99) * 1000:6.1f}   {rate:7.0f}  "
-                    f"{op[0]:8.0f} / {op[1]:<4}             {max(r[0] for r in rs):6.0f} / {max(r[1] for r in rs):<4}"
-                    f"          {_pct(stops, 50) * 1000:6.1f} / {_pct(stops, 99) * 1000:6.1f}"
-                    f"   ({len(stops)} of {args.trials} stops acknowledged by all)",
-                    flush=True,
-                )
-                if n == counts[-1]:
-                    faults(robots, args)
+            rtt = round_trips(fleet, fleet.robots, args.trials)
+            rate = throughput(fleet)
+            stops = [s for s in (stop_all(fleet) for _ in range(args.trials)) if s is not None]
+            op = _proc_status("self")
+            rs = [_proc_status(r.proc.pid) for r in fleet.robots]
+            print(
+                f"{n:<2} {_pct(rtt, 50) * 1000:7.1f} / {_pct(rtt, 99) * 1000:6.1f}   {rate:7.0f}  "
+                f"{op[0]:8.0f} / {op[1]:<4}             {max(r[0] for r in rs):6.0f} / {max(r[1] for r in rs):<4}"
+                f"          {_pct(stops, 50) * 1000:6.1f} / {_pct(stops, 99) * 1000:6.1f}"
+                f"   ({len(stops)} of {args.trials} stops acknowledged by all)",
+                flush=True,
+            )
+            if n == counts[-1]:
+                faults(fleet, args)
         finally:
-            for r in robots:
-                r.close()
+            fleet.close()
     return 0
 
 
-def faults(robots: list[Robot], args: argparse.Namespace) -> None:
+def faults(fleet: Fleet, args: argparse.Namespace) -> None:
+    robots = fleet.robots
     first, others = robots[0], robots[1:]
     print(f"\nfaults at N = {len(robots)}")
+    print("inventory: " + "; ".join(peer.describe() for peer in fleet.bridge.robots()))
     if others:
-        base = round_trips(others, args.trials, start=30_000_000)
+        base = round_trips(fleet, others, args.trials, start=30_000_000)
         from edgevox.cli.bench_fleet_robot import BenchBlob
 
         chunk = "x" * 65_536
-        burst = threading.Thread(
-            target=lambda: [
-                first.bus.publish(BenchBlob(source="operator", data=chunk)) for _ in range(args.blob_mb * 16)
-            ]
-        )
+
+        def send_burst() -> None:
+            for _ in range(args.blob_mb * 16):
+                first.send(BenchBlob(source="operator", data=chunk))
+
+        burst = threading.Thread(target=send_burst, name="bench-burst")
         burst.start()
-        during = round_trips(others, args.trials, start=40_000_000)
+        during = round_trips(fleet, others, args.trials, start=40_000_000)
         burst.join()
         print(
             f"burst of {args.blob_mb} MB to one robot: the others' round trip p99 "
@@ -372,11 +417,12 @@ def faults(robots: list[Robot], args: argparse.Namespace) -> None:
         f"baseline, the same fault with Zenoh's default QoS for the stops: {baseline} of {args.stops} stops "
         f"reached the robot"
     )
-    paused = paused_robot(first, args.stops, args.pause_s, args.blob_mb)
+    paused = paused_robot(fleet, first, args.stops, args.pause_s, args.blob_mb)
     print(
         f"paused robot, {args.blob_mb} MB queued, {args.stops} stops: {paused['stopped']} stopped in time, "
         f"{paused['late']} acknowledged late (last {paused['ack_max_s']:.1f} s), {paused['unreachable']} reported "
-        f"unreachable, {paused['lost']} silently lost; skill ended after resume: {paused['skill_ended']}"
+        f"unreachable, {paused['lost']} silently lost; skill ended after resume: {paused['skill_ended']}; "
+        f"the other robots: {paused['others']} stops acknowledged in time"
     )
     print(f"data to the paused robot: {paused['data']}")
     took = killed_operator(first)
@@ -385,10 +431,17 @@ def faults(robots: list[Robot], args: argparse.Namespace) -> None:
         + (f"{took * 1000:.0f} ms after the kill" if took is not None else "NOT within 15 s")
     )
     first.start_skill()
+    lost_before = len(first.lost_goals)
     first.proc.kill()
     first.proc.wait()
     t0 = time.monotonic()  # the stop leaves at once: the robot is still listed, and must not stay "pending"
-    gone = first.bridge.safety_stop("robot killed", timeout_s=15)
+    gone = fleet.bridge.safety_stop("robot killed", timeout_s=15)
     print(
-        f"killed robot: a stop to it reports {gone.peers or 'no robot'} after {(time.monotonic() - t0) * 1000:.0f} ms"
+        f"killed robot: a stop reports {first.name} {gone.peers.get(first.name, 'not listed')} after "
+        f"{(time.monotonic() - t0) * 1000:.0f} ms; "
+        + (
+            f"its running goal marked lost {(first.lost_goals[lost_before][1] - t0) * 1000:.0f} ms after the kill"
+            if first.wait(lambda: len(first.lost_goals) > lost_before, 15)
+            else "its running goal was NOT marked lost within 15 s"
+        )
     )

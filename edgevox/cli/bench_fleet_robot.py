@@ -4,8 +4,9 @@
     python -m edgevox.cli.bench_fleet_robot commander --name c1 --robot r1 --connect tcp/127.0.0.1:7447
 
 A **robot** is a real :class:`~edgevox.runtime.runtime.Runtime` with a Zenoh bridge in namespace
-``edgevox/fleet/<name>`` (subscribing ``control.*`` and ``bench.*``, publishing ``bench.*``).
-On ``bench.go`` it runs a skill: an activity registered with the runtime that runs until
+``edgevox/fleet/<name>`` of the fleet ``edgevox/fleet`` (subscribing ``control.*`` and ``bench.*``,
+publishing ``bench.*`` and ``agent.skill_state``). On ``bench.go`` it runs a skill: an activity
+registered with the runtime, reported as a goal (``agent.skill_state`` running), that runs until
 cancelled, then publishes ``bench.cancelled`` with the monotonic time of the cancel and why
 (``CLOCK_MONOTONIC`` is shared by the processes of one machine). It answers ``bench.ping`` with
 ``bench.pong`` and takes ``bench.blob`` (ordinary data that fills a link). It prints ``READY``.
@@ -23,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
+from edgevox.agents.events import SkillStateEvent
 from edgevox.integrations.config import ZenohBridgeConfig
 from edgevox.integrations.zenoh_bridge import ZenohBridge
 from edgevox.runtime.events import Event
@@ -81,21 +83,40 @@ class BenchBlob(Event):
     data: str = ""
 
 
+FLEET = "edgevox/fleet"
+
+
 def namespace(robot: str) -> str:
-    return f"edgevox/fleet/{robot}"
+    return f"{FLEET}/{robot}"
 
 
 def bridge_config(
     robot: str, *, listen: list[str] | None = None, connect: list[str] | None = None, lease_s: float = 10.0
 ) -> ZenohBridgeConfig:
-    """A robot's bridge (``listen``: it takes stops) or an operator's (``connect``: it sends them)."""
+    """A robot's bridge (``listen``: it takes stops, also those put on the fleet's namespace) or a
+    commander's in the robot's own namespace (``connect``: it sends them)."""
     return ZenohBridgeConfig(
         enabled=True,
         namespace=namespace(robot),
+        fleet=FLEET if listen else "",
         listen=listen or [],
         connect=connect or [],
+        publish_kinds=["bench.*", "agent.skill_state"] if listen else ["bench.*"],
+        subscribe_kinds=["control.*", "bench.*"] if listen else ["bench.*", "agent.skill_state"],
+        lease_s=lease_s,
+        max_payload_bytes=1 << 20,
+    )
+
+
+def operator_config(connect: list[str], lease_s: float = 10.0) -> ZenohBridgeConfig:
+    """The operator's one bridge: it reaches every robot under the fleet's namespace."""
+    return ZenohBridgeConfig(
+        enabled=True,
+        namespace=FLEET,
+        robots="*",
+        connect=connect,
         publish_kinds=["bench.*"],
-        subscribe_kinds=["control.*", "bench.*"] if listen else ["bench.*"],
+        subscribe_kinds=["bench.*", "agent.skill_state"],
         lease_s=lease_s,
         max_payload_bytes=1 << 20,
     )
@@ -111,10 +132,13 @@ def run_robot(args: argparse.Namespace) -> int:
             go.wait()
             go.clear()
             activity = runtime.activities.start("skill", "drive")
+            goal = f"{args.name}-{activity.id}"
+            bus.publish(SkillStateEvent(source=args.name, skill="drive", goal_id=goal, state="running"))
             bus.publish(BenchStarted(source=args.name, robot=args.name))
             activity.token.wait()
             at = time.monotonic()
             activity.finish()
+            bus.publish(SkillStateEvent(source=args.name, skill="drive", goal_id=goal, state="cancelled"))
             bus.publish(BenchCancelled(source=args.name, robot=args.name, at=at, reason=activity.token.reason))
 
     blobs = [0]

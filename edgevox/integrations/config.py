@@ -261,6 +261,18 @@ class ZenohBridgeConfig(Section):
         "edgevox/robot",
         description="Key prefix of this robot (`<namespace>/events/<kind>`, `<namespace>/blackboard/<key>`); robots with different namespaces never see each other's events.",
     )
+    bridge_id: StrictStr = Field(
+        "",
+        description="This bridge's id on the network (its liveliness token, the origin of what it sends, the name in stop reports). Empty: a random one per start. A fleet made by `edgevox fleet init` sets it to the member's certificate name, which its access control expects.",
+    )
+    fleet: StrictStr = Field(
+        "",
+        description="On a robot of a fleet: the operator's namespace above this one (e.g. `edgevox/site1` for a robot at `edgevox/site1/r1`). Events and stops put there reach every robot under it, and the operator's liveliness arms the dead-man. Empty: only this namespace.",
+    )
+    robots: StrictStr = Field(
+        "",
+        description="On an operator: the robots it reaches, as a key expression under `namespace` (`*`: every robot at `<namespace>/<name>`). Their events, liveliness and stop acknowledgements come in on this one session and its threads, whatever their number; `ZenohBridge.robots()` lists them. Robots set `fleet` to this namespace. Empty: only peers in `namespace`.",
+    )
     mode: Literal["peer", "client"] = Field("peer", description="Zenoh session mode.")
     listen: list[StrictStr] = Field(
         default_factory=list,
@@ -354,6 +366,35 @@ class ZenohBridgeConfig(Section):
             )
         return value
 
+    @field_validator("bridge_id")
+    @classmethod
+    def _check_bridge_id(cls, value: str) -> str:
+        if value and not re.match(r"^[A-Za-z0-9_.-]{1,64}$", value):
+            raise ValueError(f"bridge_id {value!r}: 1 to 64 letters, digits, '_', '.' or '-', e.g. 'robot1'")
+        return value
+
+    @field_validator("fleet")
+    @classmethod
+    def _check_fleet(cls, value: str) -> str:
+        value = value.strip("/")
+        if value and not all(_KEY_CHUNK.match(c) for c in value.split("/")):
+            raise ValueError(
+                f"fleet {value!r}: the operator's namespace, '/'-separated names without '*', '$', '?', '#' or "
+                f"spaces, e.g. 'edgevox/site1'"
+            )
+        return value
+
+    @field_validator("robots")
+    @classmethod
+    def _check_robots(cls, value: str) -> str:
+        value = value.strip("/")
+        if value and not all(c in ("*", "**") or _KEY_CHUNK.match(c) for c in value.split("/")):
+            raise ValueError(
+                f"robots {value!r}: a key expression under namespace, e.g. '*' (every robot at <namespace>/<name>) "
+                f"or 'arm-1'; chunks are names, '*' or '**'"
+            )
+        return value
+
     @field_validator("listen", "connect")
     @classmethod
     def _check_endpoints(cls, value: list[str]) -> list[str]:
@@ -388,6 +429,11 @@ class ZenohBridgeConfig(Section):
 
     @model_validator(mode="after")
     def _check_serving(self) -> ZenohBridgeConfig:
+        if self.fleet and not self.namespace.startswith(self.fleet + "/"):
+            raise ValueError(
+                f"fleet {self.fleet!r} is not above namespace {self.namespace!r}: a robot of fleet 'edgevox/site1' "
+                f"has a namespace under it, e.g. 'edgevox/site1/r1'"
+            )
         if self.serve_blackboard and not self.serve_keys:
             raise ValueError(
                 "serve_blackboard is on but serve_keys is empty: list the keys peers may post requests on, "

@@ -26,7 +26,7 @@ class BridgeStateEvent(Event):
 
 @dataclass(kw_only=True)
 class BridgePeerEvent(Event):
-    """Another process's bridge in the same namespace appeared or went away.
+    """Another process's bridge in a namespace this bridge hears appeared or went away.
 
     ``state``: ``joined`` or ``left``. A clean stop or a crashed process (its sockets close)
     is reported at once; a peer that goes silent without closing its link (frozen, powered
@@ -37,6 +37,8 @@ class BridgePeerEvent(Event):
     bridge: str = ""
     peer: str = ""
     """The peer bridge's id."""
+    namespace: str = ""
+    """The namespace its liveliness token is in (its robot's, on an operator with ``robots``)."""
     state: str = ""
 
 

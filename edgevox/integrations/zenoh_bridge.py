@@ -10,10 +10,14 @@ Key expressions (``<ns>`` is ``ZenohBridgeConfig.namespace``, e.g. ``edgevox/rob
     <ns>/events/<kind>        one sample per forwarded event (JSON envelope, see serialization.py)
     <ns>/blackboard/<key>     queryable: a peer's blackboard request, answered by this runtime
     <ns>/bridges/<bridge id>  liveliness token: this bridge is up
+    <ns>/acks/<bridge id>     a robot's acknowledgement of a stop that bridge sent (zenoh_control.py)
 
 Only events whose kind matches ``publish_kinds`` leave; only those matching
-``subscribe_kinds`` enter, and only from the bridge's own namespace, so two robots
-with different namespaces never see each other's events. Events a bridge injected
+``subscribe_kinds`` enter, and only from the namespaces the bridge hears (:attr:`ZenohBridge.heard`:
+its own, the ``fleet`` above a robot, the ``robots`` under an operator), so two robots with
+different namespaces never see each other's events. One bridge, one session and one set of
+threads serve all of them: an operator reaches N robots with the threads it has for one, and
+lists them with :meth:`ZenohBridge.robots` (``zenoh_fleet.py``). Events a bridge injected
 are marked (``serialization.mark_remote``) and never forwarded again, and the
 subscriber ignores samples from its own session, so there is no echo loop.
 
@@ -50,7 +54,6 @@ from __future__ import annotations
 import fnmatch
 import logging
 import queue
-import re
 import threading
 import time
 import uuid
@@ -58,6 +61,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from edgevox.agents.events import SkillStateEvent
 from edgevox.errors import BridgeError, BusClosedError
 from edgevox.integrations.config import ZenohBridgeConfig
 from edgevox.integrations.events import BridgePeerEvent, BridgeStateEvent
@@ -72,8 +76,9 @@ from edgevox.integrations.serialization import (
     remote_origin,
 )
 from edgevox.integrations.zenoh_control import ControlLane, Seams, StopDelivery
+from edgevox.integrations.zenoh_fleet import MAX_PEERS, PEER_ID, FleetPeer, PeerRoster
 from edgevox.integrations.zenoh_serve import PeerRequests
-from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings
+from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings, fleet_refusal
 from edgevox.runtime.blackboard import Request
 from edgevox.runtime.events import ErrorEvent, Event, StopEvent
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
@@ -127,8 +132,6 @@ link, or this bridge refused them); ``send_errors``. The control lane (``zenoh_c
 ``stop_retries``, ``stop_repeats`` (retries received), per robot and stop ``stops_stopped``,
 ``stops_late``, ``stops_unreachable``; ``deadman_stops``. Per peer: :meth:`ZenohBridge.peer_counters`."""
 REJECTED = ("not_subscribed", "oversized", "too_deep", "invalid")
-MAX_PEERS = 1024
-_PEER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _STOP = object()
 
 
@@ -164,7 +167,7 @@ class ZenohBridge:
         self.bus = bus
         self.config = config
         self.blackboard = blackboard
-        self.bridge_id = bridge_id or uuid.uuid4().hex[:16]
+        self.bridge_id = bridge_id or config.bridge_id or uuid.uuid4().hex[:16]
         self._answer = answer
         self._session: Any = None
         self._zenoh: Any = None
@@ -178,11 +181,9 @@ class ZenohBridge:
         self._forwards: queue.Queue[Any] = queue.Queue(maxsize=256)
         self._watches: list[Any] = []
         self._threads: list[threading.Thread] = []
-        self._peers: set[str] = set()
-        self._gone: OrderedDict[str, None] = OrderedDict()
-        """Peers that left (the last 64): a stop sent now reports them ``unreachable``, never
-        leaves them out as if the namespace had no robot."""
-        self._peers_cond = threading.Condition()
+        self.roster = PeerRoster(self.bridge_id)
+        """The peers heard (present, and the last that left: a stop sent now reports those
+        ``unreachable``, never leaves them out as if there were no robot), see ``zenoh_fleet.py``."""
         self._life = component_lifecycle(f"Zenoh bridge {self.bridge_id}", noun="bridge", error=BridgeError)
         self._lock = threading.Lock()
         self.activities = activities
@@ -190,6 +191,7 @@ class ZenohBridge:
         self._control = ControlLane(
             Seams(
                 self.namespace,
+                self.heard,
                 self.bridge_id,
                 lambda: self._session,
                 lambda: self._zenoh,
@@ -202,8 +204,9 @@ class ZenohBridge:
             deadline_s=config.stop_deadline_s,
         )
         self._control_sub: Subscription | None = None
-        self._out_seq = 0
-        self._in_seq: OrderedDict[str, int] = OrderedDict()
+        self._out_seq: dict[str, list[Any]] = {}
+        """Per namespace put to (this one, or one robot's): [its lock, data samples put so far]."""
+        self._in_seq: OrderedDict[tuple[str, str], int] = OrderedDict()
         self._peer_lost: dict[str, int] = {}
         self._commanders: OrderedDict[str, None] = OrderedDict()
 
@@ -234,6 +237,17 @@ class ZenohBridge:
     def namespace(self) -> str:
         return self.config.namespace
 
+    @property
+    def heard(self) -> tuple[str, ...]:
+        """The namespaces (key expressions) whose events, liveliness tokens and stop
+        acknowledgements this bridge takes: its own, the ``fleet`` above it, the ``robots`` under it."""
+        heard = [self.namespace]
+        if self.config.fleet:
+            heard.append(self.config.fleet)
+        if self.config.robots:
+            heard.append(f"{self.namespace}/{self.config.robots}")
+        return tuple(heard)
+
     def event_key(self, kind: str, namespace: str | None = None) -> str:
         return f"{namespace or self.namespace}/events/{kind}"
 
@@ -261,6 +275,10 @@ class ZenohBridge:
         except Exception:
             self._life.to(ComponentState.FAILED)
             raise
+        refusal = fleet_refusal(self.config, conf)
+        if refusal:
+            self._life.to(ComponentState.FAILED)
+            raise BridgeError(refusal)
         for line in exposure_warnings(conf):
             log.warning("%s", line)
         try:
@@ -308,11 +326,11 @@ class ZenohBridge:
 
     def _declare(self, zenoh: Any) -> None:
         session = self._session
-        self._declared.append(self._control.declare(session, zenoh))
-        if self.config.subscribe_kinds:
+        self._declared.extend(self._control.declare(session, zenoh))
+        for namespace in self.heard if self.config.subscribe_kinds else ():
             self._declared.append(
                 session.declare_subscriber(
-                    f"{self.namespace}/events/**", self._on_sample, allowed_origin=zenoh.Locality.REMOTE
+                    f"{namespace}/events/**", self._on_sample, allowed_origin=zenoh.Locality.REMOTE
                 )
             )
         if self._serves_requests:
@@ -322,15 +340,16 @@ class ZenohBridge:
                 )
             )
         liveliness = session.liveliness()
-        self._declared.append(
-            liveliness.declare_subscriber(f"{self.namespace}/bridges/*", self._on_liveliness, history=True)
-        )
+        for namespace in self.heard:
+            self._declared.append(
+                liveliness.declare_subscriber(f"{namespace}/bridges/*", self._on_liveliness, history=True)
+            )
         # Declared last: a peer that sees this token has already received our subscriber and
         # queryable declarations (same transport, in order), so it can send at once.
         self._declared.append(liveliness.declare_token(f"{self.namespace}/bridges/{self.bridge_id}"))
 
     def _describe(self) -> str:
-        return f"namespace={self.namespace} mode={self.config.mode} listen={self.config.listen} connect={self.config.connect}"
+        return f"namespace={self.namespace} heard={','.join(self.heard)} mode={self.config.mode} listen={self.config.listen} connect={self.config.connect}"
 
     def _start_thread(self, name: str, target: Callable[[], None]) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
@@ -395,47 +414,61 @@ class ZenohBridge:
 
     @property
     def peers(self) -> set[str]:
-        """Ids of the other bridges currently alive in this namespace."""
-        with self._peers_cond:
-            return set(self._peers)
+        """Ids of the other bridges currently alive in the namespaces this bridge hears."""
+        return self.roster.present
+
+    def robots(self) -> list[FleetPeer]:
+        """The inventory: every peer bridge present (and the last ones that left) with its
+        namespace, when it was last heard and the goals it runs (see ``zenoh_fleet.py``)."""
+        return self.roster.inventory()
 
     def _stop_targets(self) -> tuple[set[str], set[str]]:
         """(peers present, peers that left) when a stop is sent."""
-        with self._peers_cond:
-            return set(self._peers), set(self._gone) - self._peers
+        return self.roster.targets()
 
     def wait_for_peers(self, count: int = 1, timeout_s: float = 10.0) -> bool:
-        """Block until at least ``count`` other bridges are alive in this namespace."""
-        with self._peers_cond:
-            return self._peers_cond.wait_for(lambda: len(self._peers) >= count, timeout_s)
+        """Block until at least ``count`` other bridges are alive in the namespaces this bridge hears."""
+        return self.roster.wait_for(count, timeout_s)
 
     def _on_liveliness(self, sample: Any) -> None:
-        # Zenoh thread: update the set, hand the event to the inbox worker.
+        # Zenoh thread: update the roster, hand the events to the inbox worker.
         try:
-            peer = str(sample.key_expr).rsplit("/", 1)[-1]
+            namespace, _, peer = str(sample.key_expr).rpartition("/bridges/")
             if peer == self.bridge_id:
                 return
-            joined = sample.kind == self._zenoh.SampleKind.PUT
-            with self._peers_cond:
-                if joined and (not _PEER_ID.match(peer) or len(self._peers) >= MAX_PEERS):
+            now = time.monotonic()
+            if sample.kind == self._zenoh.SampleKind.PUT:
+                joined = self.roster.join(peer, namespace, now)
+                if joined is False:
                     self.counters.add("peers_refused")
                     self._bad.warn("peer", f"ignored liveliness token {peer[:80]!r}: bad id or over {MAX_PEERS} peers")
-                    return
-                if not joined and peer not in self._peers:
-                    return
-                (self._peers.add if joined else self._peers.discard)(peer)
-                self._gone.pop(peer, None)
-                if not joined:
-                    self._gone[peer] = None
-                    while len(self._gone) > 64:
-                        self._gone.popitem(last=False)
-                self._peers_cond.notify_all()
+                if joined:
+                    self._inbox.put(
+                        BridgePeerEvent(source="zenoh", bridge="zenoh", peer=peer, namespace=namespace, state="joined")
+                    )
+                return
+            goals = self.roster.leave(peer, now)
+            if goals is None:
+                return
             self._inbox.put(
-                BridgePeerEvent(source="zenoh", bridge="zenoh", peer=peer, state="joined" if joined else "left")
+                BridgePeerEvent(source="zenoh", bridge="zenoh", peer=peer, namespace=namespace, state="left")
             )
-            if not joined:
-                self._control.peer_left(peer)
-                self._deadman(peer)
+            for skill, goal_id in goals:
+                # Its process died or its link went silent: the goal will never report an end here.
+                self._inbox.put(
+                    mark_remote(
+                        SkillStateEvent(
+                            source="zenoh",
+                            skill=skill,
+                            goal_id=goal_id,
+                            state="lost",
+                            error=f"robot {peer} ({namespace}) left while this goal ran; its final state is unknown",
+                        ),
+                        peer,
+                    )
+                )
+            self._control.peer_left(peer)
+            self._deadman(peer)
         except Exception as exc:  # noqa: BLE001 - never raise into Zenoh
             self.counters.add("peers_refused")
             self._bad.warn("peer-error", f"liveliness sample not handled: {exc!r}")
@@ -492,6 +525,29 @@ class ZenohBridge:
                 self.counters.add("mailbox_dropped", dropped - counted)
         if event.control or remote_origin(event) is not None:
             return
+        self._put_data(event, self.namespace)
+
+    def send(self, event: Event, *, namespace: str) -> None:
+        """Put one data event in another namespace this bridge reaches, e.g. one robot of the
+        fleet (``namespace`` of its row in :meth:`robots`), on the caller's thread. The local bus
+        does not see it. Zenoh drops it (and the robot counts it lost) when that robot's link is
+        full; the links to the other robots are not slowed. Stops: :meth:`safety_stop`."""
+        if event.control:
+            raise BridgeError(
+                f"Zenoh bridge: send() carries data; a {event.kind!r} goes on the control lane: publish it on the "
+                f"local bus (or call safety_stop())"
+            )
+        if not self.running:
+            raise BridgeError(f"Zenoh bridge {self.bridge_id}: send() while not running; call start() first")
+        namespace = namespace.strip("/")
+        if not namespace or any(c in namespace for c in "*$?#") or any(c.isspace() for c in namespace):
+            raise BridgeError(
+                f"Zenoh bridge: send(namespace={namespace!r}): name one robot's namespace, e.g. 'edgevox/site1/r1' "
+                f"(no '*', '$', '?', '#' or spaces); robots() lists them"
+            )
+        self._put_data(event, namespace)
+
+    def _put_data(self, event: Event, namespace: str) -> None:
         session = self._session
         if session is None:
             return
@@ -510,16 +566,27 @@ class ZenohBridge:
         # Counted before the put: a peer may receive the event (and a test read this counter)
         # before the put returns on this thread.
         self.counters.add("sent")
-        self._out_seq += 1
-        try:
-            # The attachment numbers this bridge's data samples: a receiver that sees 19 after 17
-            # counts one lost (Zenoh drops data on a congested link), whatever their kinds.
-            session.put(self.event_key(event.kind), payload, attachment=f"{self.bridge_id}:{self._out_seq}".encode())
-        except Exception as exc:  # noqa: BLE001 - session closed under us while stopping
-            self.counters.add("sent", -1)
-            self.counters.add("send_errors")
-            if self.running:
-                raise BridgeError(f"Zenoh bridge: put {self.event_key(event.kind)!r} failed: {exc}") from exc
+        key = self.event_key(event.kind, namespace)
+        with self._lock:
+            stream = self._out_seq.get(namespace)
+            if stream is None:
+                stream = self._out_seq[namespace] = [threading.Lock(), 0]
+                if len(self._out_seq) > MAX_PEERS:
+                    self._out_seq.pop(next(iter(self._out_seq)))
+        lock: threading.Lock = stream[0]
+        # Numbered and put in one step per namespace (the numbers leave in order); a put that waits
+        # on one robot's full link never holds up another robot's.
+        with lock:
+            seq = stream[1] = stream[1] + 1
+            try:
+                # The attachment numbers this bridge's data samples per namespace: a receiver that
+                # sees 19 after 17 there counts one lost (Zenoh drops data on a congested link).
+                session.put(key, payload, attachment=f"{self.bridge_id}:{seq}".encode())
+            except Exception as exc:  # noqa: BLE001 - session closed under us while stopping
+                self.counters.add("sent", -1)
+                self.counters.add("send_errors")
+                if self.running:
+                    raise BridgeError(f"Zenoh bridge: put {key!r} failed: {exc}") from exc
 
     # -- events in -------------------------------------------------------------------------------
 
@@ -533,9 +600,9 @@ class ZenohBridge:
 
     def _receive(self, sample: Any) -> None:
         cfg = self.config
-        self._count_gaps(sample.attachment)
         key = str(sample.key_expr)
-        kind = key[len(self.namespace) + len("/events/") :]
+        where, _, kind = key.rpartition("/events/")
+        self._count_gaps(sample.attachment, where)
         if not _matches(kind, cfg.subscribe_kinds):
             self.counters.add("not_subscribed")  # ordinary traffic for other listeners: no log line
             return
@@ -552,10 +619,17 @@ class ZenohBridge:
                 raise SerializationError(f"its key says {kind!r} but the payload is a {event.kind!r}")
             if origin == self.bridge_id:
                 raise SerializationError(f"it claims this bridge's own id {origin!r} as its origin")
+            if not self.roster.speaks_for(origin, where):
+                # With a fleet's access control a peer can put only in its own namespace: the
+                # namespace is who sent it, and an envelope naming another peer is a forgery.
+                raise SerializationError(
+                    f"it claims to be {origin!r}, whose bridge lives elsewhere, but came on {where!r}"
+                )
         except SerializationError as exc:
             self.counters.add(exc.reason)
             self._bad.warn(exc.reason, f"refused a sample on {key!r}: {exc}{_HINTS.get(exc.reason, '')}")
             return
+        self.roster.heard(origin, time.monotonic(), event)
         if _matches(StopEvent.kind, cfg.subscribe_kinds):
             self._note_commander(origin)
         stop_id = event.stop_id if isinstance(event, StopEvent) else ""
@@ -584,8 +658,9 @@ class ZenohBridge:
             while len(self._commanders) > MAX_PEERS:
                 self._commanders.popitem(last=False)
 
-    def _count_gaps(self, attachment: Any) -> None:
-        """Zenoh thread: count data samples a peer numbered that never arrived (``data_lost``)."""
+    def _count_gaps(self, attachment: Any, namespace: str) -> None:
+        """Zenoh thread: count data samples a peer numbered (per namespace it put them in) that
+        never arrived (``data_lost``)."""
         if attachment is None:
             return  # a control sample (acknowledged instead), or a sender that does not number
         try:
@@ -593,11 +668,11 @@ class ZenohBridge:
             seq = int(number)
         except (UnicodeDecodeError, ValueError):
             return  # not ours to judge; the payload checks refuse what is wrong
-        if not _PEER_ID.match(sender) or seq < 1:
+        if not PEER_ID.match(sender) or seq < 1:
             return
         with self._lock:
-            last = self._in_seq.pop(sender, 0)
-            self._in_seq[sender] = max(seq, last)
+            last = self._in_seq.pop((sender, namespace), 0)
+            self._in_seq[(sender, namespace)] = max(seq, last)
             while len(self._in_seq) > MAX_PEERS:
                 self._in_seq.popitem(last=False)
             lost = seq - last - 1 if last and seq > last else 0

@@ -175,6 +175,9 @@ class Seams:
     """What the control lane needs from its bridge, named (it never imports the bridge)."""
 
     namespace: str
+    heard: tuple[str, ...]
+    """Namespaces whose peers' acknowledgements come back to this bridge (a robot acknowledges
+    in its own namespace)."""
     bridge_id: str
     session: Callable[[], Any]
     """The open Zenoh session, or None once closing."""
@@ -195,9 +198,11 @@ class ControlLane:
         self.retry_s = retry_s
         self.deadline_s = deadline_s
         self._cond = threading.Condition()
-        self._queue: deque[tuple[str, bytes]] = deque()
+        self._queue: deque[tuple[str, bytes, str | None]] = deque()
+        """(key, payload, stop id): control events ("" for one that is not a stop) and
+        acknowledgements (None) waiting to be put."""
         self._deliveries: dict[str, tuple[StopDelivery, bytes, float]] = {}
-        self._publishers: dict[str, Any] = {}
+        self._publishers: dict[tuple[str, bool], Any] = {}
         self._seen: OrderedDict[str, list[str] | None] = OrderedDict()
         """Stop ids received (the last 256): None until applied, then what it cancelled."""
         self._waiting_acks: dict[str, set[str]] = {}
@@ -207,10 +212,14 @@ class ControlLane:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    def declare(self, session: Any, zenoh: Any) -> Any:
-        """The subscriber to acknowledgements addressed to this bridge (the caller keeps it)."""
-        key = f"{self.seams.namespace}/acks/{self.seams.bridge_id}"
-        return session.declare_subscriber(key, self._on_ack, allowed_origin=zenoh.Locality.REMOTE)
+    def declare(self, session: Any, zenoh: Any) -> list[Any]:
+        """The subscribers to acknowledgements addressed to this bridge (the caller keeps them)."""
+        return [
+            session.declare_subscriber(
+                f"{namespace}/acks/{self.seams.bridge_id}", self._on_ack, allowed_origin=zenoh.Locality.REMOTE
+            )
+            for namespace in self.seams.heard
+        ]
 
     def start(self) -> threading.Thread:
         self._thread = threading.Thread(target=self._loop, name="edgevox-zenoh-control", daemon=True)
@@ -248,7 +257,7 @@ class ControlLane:
                     "control-full", f"{MAX_WAITING} control messages wait to be sent; {event.kind} dropped"
                 )
                 return delivery
-            self._queue.append((key, payload))
+            self._queue.append((key, payload, delivery.stop_id if delivery is not None else ""))
             if delivery is not None:
                 self._deliveries[delivery.stop_id] = (delivery, payload, delivery.sent_at + self.retry_s)
             self._cond.notify_all()
@@ -261,7 +270,8 @@ class ControlLane:
                 item = self._queue.popleft() if self._queue else None
                 closed = self._closed and not self._queue
             if item is not None:
-                self._put(*item)
+                key, payload, stop_id = item
+                self._put(key, payload, block=stop_id is None or not self._behind(stop_id))
             if closed:
                 self._publishers.clear()
                 return
@@ -288,23 +298,34 @@ class ControlLane:
                 continue
             if now >= next_at:
                 self.seams.counters.add("stop_retries")
-                self._put(f"{self.seams.namespace}/events/{StopEvent.kind}", payload)
+                self._put(f"{self.seams.namespace}/events/{StopEvent.kind}", payload, block=False)
                 period = self.retry_s if now < delivery.deadline_at else LATE_RETRY_S
                 with self._cond:
                     if stop_id in self._deliveries:
                         self._deliveries[stop_id] = (delivery, payload, now + period)
 
-    def _put(self, key: str, payload: bytes) -> None:
+    def _behind(self, stop_id: str) -> bool:
+        """Some peer has not acknowledged a stop other than ``stop_id`` (and has not left)."""
+        with self._cond:
+            others = [d for other, (d, _, _) in self._deliveries.items() if other != stop_id]
+        return any(d.waiting for d in others)
+
+    def _put(self, key: str, payload: bytes, *, block: bool) -> None:
+        """Put on a real-time, express publisher. ``block``: Zenoh waits for room in a full link
+        queue instead of dropping. A new control event blocks only while every peer keeps up: a
+        peer still behind on an earlier stop (frozen, its link full) has one waiting in its queue
+        already, and a put that blocked on it would hold up the stops of every other robot on this
+        one thread. Retries never block (the next one follows); acknowledgements always do."""
         session = self.seams.session()
         if session is None:
             return
         try:
-            publisher = self._publishers.get(key)
+            publisher = self._publishers.get((key, block))
             if publisher is None:
                 zenoh = self.seams.zenoh()
-                publisher = self._publishers[key] = session.declare_publisher(
+                publisher = self._publishers[(key, block)] = session.declare_publisher(
                     key,
-                    congestion_control=zenoh.CongestionControl.BLOCK,
+                    congestion_control=zenoh.CongestionControl.BLOCK if block else zenoh.CongestionControl.DROP,
                     priority=zenoh.Priority.REAL_TIME,
                     express=True,
                 )
@@ -405,5 +426,5 @@ class ControlLane:
         with self._cond:
             if self._closed:
                 return
-            self._queue.append((f"{self.seams.namespace}/acks/{origin}", body))
+            self._queue.append((f"{self.seams.namespace}/acks/{origin}", body, None))
             self._cond.notify_all()

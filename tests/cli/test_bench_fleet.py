@@ -24,9 +24,12 @@ def test_a_small_fleet_bench_prints_every_figure_and_loses_no_stop():
     assert "(3 of 3 stops acknowledged by all)" in out, out
     assert "10 stops: " in out and "0 silently lost; skill ended after resume: True" in out, out
     assert "(uncounted: 0)" in out, out
+    assert "the other robots: 10 of 10 stops acknowledged in time" in out, out  # a frozen robot delays no one
     assert "reached the robot" in out  # the baseline with Zenoh's defaults, same run
     assert "killed operator: dead-man cancelled the robot's skill" in out and "NOT within" not in out, out
-    assert "killed robot: a stop to it reports {'r1': 'unreachable'}" in out, out
+    assert "killed robot: a stop reports r1 unreachable" in out, out
+    assert "its running goal marked lost" in out, out
+    assert "inventory: r1 (edgevox/fleet/r1): present" in out and "r2 (edgevox/fleet/r2): present" in out, out
 
 
 def test_bad_robot_counts_get_one_line_saying_what_to_give():
