@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "edgevox.cli.bench_cmd",  # bench runtime|latency|...
     "edgevox.cli.eval_cmd",  # eval stt|tools
     "edgevox.cli.ros_cmd",  # ros2, ros1
+    "edgevox.cli.fleet_cmd",  # fleet init
 )
 
 INTERRUPTED = 130

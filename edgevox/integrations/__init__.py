@@ -54,16 +54,28 @@ def _check(fn: Any, cfg: Any) -> tuple[bool, str]:
 
 
 def _check_zenoh(cfg: Any) -> str:
+    import json
+
     from edgevox.errors import BridgeError
-    from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config
+    from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, fleet_refusal
 
     zenoh = _import_zenoh()
+    conf = build_zenoh_config(cfg)
+    refusal = fleet_refusal(cfg, conf)
+    if refusal:
+        raise BridgeError(refusal)
+    listen, connect = (json.loads(conf.get_json(f"{name}/endpoints")) or "-" for name in ("listen", "connect"))
     try:
-        session = zenoh.open(build_zenoh_config(cfg))
+        session = zenoh.open(conf)
     except Exception as exc:  # noqa: BLE001 - ZError
-        raise BridgeError(f"cannot open a Zenoh session (listen={cfg.listen}, connect={cfg.connect}): {exc}") from exc
+        raise BridgeError(f"cannot open a Zenoh session (listen={listen}, connect={connect}): {exc}") from exc
     session.close()
-    return f"session opens (namespace {cfg.namespace}, mode {cfg.mode}, listen {cfg.listen or '-'}, connect {cfg.connect or '-'})"
+    role = f", fleet {cfg.fleet}" if cfg.fleet else f", robots {cfg.namespace}/{cfg.robots}" if cfg.robots else ""
+    acl = json.loads(conf.get_json("access_control/enabled")) is True
+    return (
+        f"session opens (namespace {cfg.namespace}{role}, mode {cfg.mode}, listen {listen}, connect {connect}"
+        f"{', access control on' if acl else ''})"
+    )
 
 
 def _check_ros2(cfg: Any) -> str:

@@ -91,6 +91,38 @@ def exposure_warnings(conf: Any) -> list[str]:
     return out
 
 
+def fleet_refusal(cfg: ZenohBridgeConfig, conf: Any) -> str | None:
+    """Why a bridge with ``cfg`` (built into ``conf``) must not start, or None: a fleet member
+    (``fleet`` or ``robots`` set) takes commands from its named members only."""
+    unnamed = unnamed_members(conf) if cfg.fleet or cfg.robots else None
+    if not unnamed:
+        return None
+    return (
+        f"bridges.zenoh: a fleet member (fleet or robots set) must take commands from its named members only, "
+        f"but {unnamed}. Run `edgevox fleet init` and use the zenoh_config_file it writes, or listen on "
+        f"127.0.0.1 (docs/distributed.md, Identity)"
+    )
+
+
+def unnamed_members(conf: Any) -> str | None:
+    """Why a fleet member with this Zenoh config would take commands from anyone (None: it would
+    not): it listens beyond this machine without mutual TLS and access control."""
+    endpoints = json.loads(conf.get_json("listen/endpoints"))
+    if not isinstance(endpoints, list):
+        return None
+    acl = json.loads(conf.get_json("access_control/enabled")) is True
+    mtls = json.loads(conf.get_json("transport/link/tls/enable_mtls")) is True
+    for endpoint in endpoints:
+        proto, _, address = str(endpoint).partition("/")
+        if _is_loopback(address):
+            continue
+        if proto != "tls" or not mtls or not acl:
+            missing = [what for what, ok in (("a tls/ endpoint", proto == "tls"), ("enable_mtls", mtls),
+                                             ("access_control", acl)) if not ok]  # fmt: skip
+            return f"it listens on {endpoint} without {', '.join(missing)}"
+    return None
+
+
 def _is_loopback(address: str) -> bool:
     host = address.split("#", 1)[0].rsplit(":", 1)[0].strip("[]")
     if host == "localhost":
