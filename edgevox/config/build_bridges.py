@@ -46,12 +46,15 @@ def make_bridges(
     if cfg.zenoh.enabled:
         from edgevox.integrations.zenoh_bridge import ZenohBridge
 
-        out.append(("zenoh", ZenohBridge(bus, cfg.zenoh, blackboard=blackboard, activities=runtime.activities)))
+        zenoh = ZenohBridge(bus, cfg.zenoh, blackboard=blackboard, activities=runtime.activities)
+        out.append(("zenoh", zenoh))
     if cfg.ros2.enabled:
         from edgevox.integrations.ros2 import Ros2Bridge
 
         ros2_text = _from_channel(on_text, "ros2")
         ros2 = Ros2Bridge(bus, cfg.ros2, on_text=ros2_text, on_say=on_say, skills=skills, executor=executor, ctx=ctx)
+        if cfg.zenoh.enabled:
+            ros2.other_bridges["zenoh"] = zenoh.counters  # its losses show in the ROS diagnostics too
         out.append(("ros2", ros2))
     if cfg.ros1.enabled:
         try:

@@ -136,6 +136,8 @@ class Ros2Bridge:
         self._diag_timer: Any = None
         self._diag_lock = threading.Lock()
         self.diagnostics: DiagnosticsCollector | None = None
+        self.other_bridges: dict[str, BridgeCounters] = {}
+        """The application's other bridges' counters by name (``zenoh``...), shown in the diagnostics."""
         self._outgoing: Any = None
 
     def attach(self, node: Any) -> Ros2Bridge:
@@ -276,7 +278,10 @@ class Ros2Bridge:
         node = self.node
         if self.diagnostics is None:
             self.diagnostics = DiagnosticsCollector(
-                node=node.get_name(), hardware_id=self.hardware_id, counters=self._counters
+                node=node.get_name(),
+                hardware_id=self.hardware_id,
+                counters=self._counters,
+                others=lambda: {name: c.snapshot() for name, c in self.other_bridges.items()},
             )
         if self._diag_publisher is None:
             topic = resolve_topic(self.config.namespace, self.config.diagnostics_topic)

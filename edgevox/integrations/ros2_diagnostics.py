@@ -14,6 +14,10 @@ each named ``<node>: <part>`` and with ``hardware_id`` = the application name:
   stop confirmations no latencies at all).
 * ``supervision``: one value per supervised or background agent (``<state> restarts=<n>``).
 * ``bridge``: the bridge's counters (refused, dropped and rate-limited messages, goals running).
+* ``<name> bridge``: one per other bridge of the application (e.g. ``zenoh bridge``): its
+  counters; ``message`` names what it lost (``limits.LOSSES`` that are not zero: data lost on a
+  congested link, stops acknowledged late or unreachable...), ``WARN`` when one of them grew in
+  the last ``RECENT_S`` seconds.
 
 Levels: ``ERROR`` when a supervised agent has ``failed`` (gave up restarting) or the audio
 input failed to reopen; ``WARN`` when an error event, a restart or a lost audio device was seen
@@ -33,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from edgevox.integrations.limits import LOSSES
 from edgevox.runtime.events import AgentStateEvent, ErrorEvent, Event
 from edgevox.voice.latency import latency_mark
 
@@ -67,7 +72,8 @@ class Status:
 class DiagnosticsCollector:
     """What the diagnostics say, gathered from bus events (see the module docstring).
 
-    ``counters()`` (optional) returns the bridge's counters when a status is built."""
+    ``counters()`` (optional) returns the bridge's counters when a status is built; ``others()``
+    (optional) the other bridges' counters by name."""
 
     def __init__(
         self,
@@ -75,11 +81,15 @@ class DiagnosticsCollector:
         node: str,
         hardware_id: str,
         counters: Callable[[], dict[str, int]] | None = None,
+        others: Callable[[], dict[str, dict[str, int]]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.node = node
         self.hardware_id = hardware_id
         self._counters = counters
+        self._others = others
+        self._losses: dict[str, tuple[int, float]] = {}
+        """Per other bridge: (its losses summed, when that sum last grew)."""
         self._clock = clock
         self._lock = threading.Lock()
         self.state = "listening"
@@ -206,7 +216,20 @@ class DiagnosticsCollector:
         if self._counters is not None:
             counters = {k: str(v) for k, v in self._counters().items()}
             out.append(Status(OK, f"{self.node}: bridge", "ok", counters))
+        for name, values in sorted((self._others() if self._others is not None else {}).items()):
+            out.append(self._other_bridge(name, values, now))
         return out
+
+    def _other_bridge(self, name: str, values: dict[str, int], now: float) -> Status:
+        lost = {key: values[key] for key in LOSSES if values.get(key)}
+        total = sum(lost.values())
+        seen, grew_at = self._losses.get(name, (0, float("-inf")))
+        if total > seen:
+            grew_at = now
+        self._losses[name] = (total, grew_at)
+        level = WARN if now - grew_at <= RECENT_S else OK
+        message = "lost: " + ", ".join(f"{k}={v}" for k, v in lost.items()) if lost else "ok"
+        return Status(level, f"{self.node}: {name} bridge", message, {k: str(v) for k, v in values.items()})
 
 
 def to_message(statuses: list[Status], hardware_id: str, stamp: Any = None) -> Any:

@@ -75,3 +75,35 @@ def test_errors_and_restarts_warn_for_a_while_and_an_agent_that_gave_up_is_an_er
     finally:
         c.close()
         bus.close()
+
+
+def test_another_bridge_shows_what_it_lost_and_warns_while_its_losses_grow():
+    """The Zenoh bridge's losses (data lost on a congested link, stops unreachable) reach ROS
+    diagnostics too: WARN for RECENT_S after a loss counter grew, then OK with the totals kept."""
+    clock = Clock()
+    zenoh = {"sent": 10, "data_lost": 0, "stops_unreachable": 0}
+    c = DiagnosticsCollector(node="edgevox", hardware_id="robot", others=lambda: {"zenoh": dict(zenoh)}, clock=clock)
+    status = by_name(c)["zenoh bridge"]
+    assert (status.level, status.message, status.values["sent"]) == (OK, "ok", "10")
+    zenoh.update(data_lost=68, stops_unreachable=1)
+    status = by_name(c)["zenoh bridge"]
+    assert (status.level, status.message) == (WARN, "lost: data_lost=68, stops_unreachable=1")
+    clock.now += RECENT_S + 1
+    status = by_name(c)["zenoh bridge"]
+    assert (status.level, status.message) == (OK, "lost: data_lost=68, stops_unreachable=1")
+    zenoh["data_lost"] = 69
+    assert by_name(c)["zenoh bridge"].level == WARN
+
+
+def test_the_config_wiring_hands_the_zenoh_bridges_counters_to_the_ros2_diagnostics():
+    from edgevox.config.build_bridges import make_bridges
+    from edgevox.integrations.config import BridgesConfig
+    from edgevox.runtime.runtime import Runtime
+
+    runtime = Runtime("wiring").start()
+    try:
+        cfg = BridgesConfig.model_validate({"zenoh": {"enabled": True}, "ros2": {"enabled": True}})
+        bridges = dict(make_bridges(cfg, runtime))
+        assert bridges["ros2"].other_bridges == {"zenoh": bridges["zenoh"].counters}
+    finally:
+        runtime.stop()
