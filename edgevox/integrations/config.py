@@ -108,6 +108,10 @@ class RosTopicsConfig(Section):
         "stop/ack",
         description='Outgoing: the answer to each message on `stop`, after it acted: `{"stop": <the message>, "stopped": [what was cancelled], "rate_limited": bool}`.',
     )
+    say_done: StrictStr = Field(
+        "say/done",
+        description='Outgoing: the end of each message on `say`: `{"say": <the text>, "turn_id": n, "status": "completed" | "interrupted" | "stopped" | "cancelled" | "refused" | "failed", "error": ""}` (`refused`: nothing speakable; `failed`: the say handler raised).',
+    )
     skill_feedback: StrictStr = Field(
         "skill/feedback", description='Outgoing: `{"goal_id", "skill", "feedback"}` while a goal runs.'
     )
@@ -122,6 +126,7 @@ class RosTopicsConfig(Section):
         "interrupt",
         "stop",
         "stop_ack",
+        "say_done",
         "skill_goal",
         "skill_cancel",
         "skill_feedback",

@@ -147,6 +147,12 @@ class RosBridgeCore:
         self.feedback_topic = resolve_topic(ns, topics.skill_feedback)
         self.result_topic = resolve_topic(ns, topics.skill_result)
         self.stop_ack_topic = resolve_topic(ns, topics.stop_ack)
+        self.say_done_topic = resolve_topic(ns, topics.say_done)
+        self._says: OrderedDict[int, str] = OrderedDict()
+        """Turn ids of ``say`` messages being spoken -> their text (the last 64)."""
+        self._said: OrderedDict[int, tuple[str, str]] = OrderedDict()
+        """Turns that ended before their ``say`` was recorded -> (status, error) (the last 64)."""
+        self._says_lock = threading.Lock()
         self.cancel_topic = resolve_topic(ns, topics.skill_cancel)
         self._incoming = {resolve_topic(ns, getattr(topics, role)): role for role in INCOMING_ROLES}
         self._outbox: deque[tuple[str, str]] = deque()
@@ -177,7 +183,11 @@ class RosBridgeCore:
     # -- topics ------------------------------------------------------------------------------
 
     def outgoing_topics(self) -> list[str]:
-        return list(dict.fromkeys([*self.publish_map, self.feedback_topic, self.result_topic, self.stop_ack_topic]))
+        return list(
+            dict.fromkeys(
+                [*self.publish_map, self.feedback_topic, self.result_topic, self.stop_ack_topic, self.say_done_topic]
+            )
+        )
 
     def incoming_topics(self) -> dict[str, str]:
         """Full topic name -> role (``text_input``, ``say``, ``interrupt``, ``stop``, ``skill_goal``, ``skill_cancel``)."""
@@ -203,6 +213,8 @@ class RosBridgeCore:
                 )
             )
         self._subs.append(self.bus.subscribe(StopEvent, self._on_stop, name=f"{self.bridge}-stop"))
+        if self.on_say is not None:
+            self._subs.append(self.bus.subscribe("voice.turn_done", self._on_turn_done, name=f"{self.bridge}-say-done"))
 
     def stop(self, timeout_s: float = 2.0) -> bool:
         """Cancel goals started here, unsubscribe, stop the worker. True if everything ended in time."""
@@ -386,11 +398,47 @@ class RosBridgeCore:
                 )
                 continue
             try:
-                handler(text)
+                turn = handler(text)
             except Exception as exc:  # noqa: BLE001 - reported on the bus, the worker keeps going
                 from edgevox.runtime.events import ErrorEvent
 
                 self._publish(ErrorEvent(source=self.bridge, where=f"{self.bridge} {role} handler", error=repr(exc)))
+                if role == "say":
+                    self._say_done(text, -1, "failed", repr(exc))
+                continue
+            if role == "say":
+                self._said_turn(text, turn)
+
+    # -- say: its end answered on say/done ------------------------------------------------------------
+
+    def _said_turn(self, text: str, turn: object) -> None:
+        """Inbox worker: ``on_say`` returned the turn id that speaks ``text`` (-1: nothing to speak)."""
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 0:
+            self._say_done(text, -1, "refused", "nothing speakable in it" if turn == -1 else "")
+            return
+        with self._says_lock:
+            ended = self._said.pop(turn, None)
+            if ended is None:
+                self._says[turn] = text
+                while len(self._says) > 64:
+                    self._says.popitem(last=False)
+        if ended is not None:
+            self._say_done(text, turn, *ended)
+
+    def _on_turn_done(self, event: Event) -> None:
+        """Publisher's thread: a turn ended; if a ``say`` started it, answer on say/done."""
+        turn, status, error = getattr(event, "turn_id", -1), getattr(event, "status", ""), getattr(event, "error", "")
+        with self._says_lock:
+            text = self._says.pop(turn, None)
+            if text is None:
+                self._said[turn] = (status, error)  # its say may not be recorded yet
+                while len(self._said) > 64:
+                    self._said.popitem(last=False)
+                return
+        self._say_done(text, turn, status, error)
+
+    def _say_done(self, text: str, turn: int, status: str, error: str = "") -> None:
+        self._post(self.say_done_topic, _dumps({"say": text, "turn_id": turn, "status": status, "error": error}))
 
     # -- skills --------------------------------------------------------------------------------------
 

@@ -83,3 +83,39 @@ def test_a_stop_on_the_topic_is_answered_on_stop_ack_with_what_it_cancelled_also
     finally:
         assert core.stop(2.0)
         bus.close()
+
+
+def test_a_say_message_is_answered_on_say_done_when_its_turn_ended():
+    """``say`` was fire-and-forget (issue 26): each message now gets one answer on ``say/done``
+    once the robot finished speaking it (real App, typed input, no speaker), or at once when
+    there was nothing to speak."""
+    from edgevox.app import App, Engines
+    from edgevox.config.loader import parse_config
+    from edgevox.testing import ScriptedLLM
+
+    head = "name: say-test\naudio:\n  input: {source: text}\n  output: {sink: none}\nagents:\n  a: {instructions: Be brief.}\n"
+    app = App.build(parse_config(head, env={}), engines=Engines(llm=ScriptedLLM(default="x")))
+    app.start()
+    answers: list[dict] = []
+    cond = threading.Condition()
+
+    def wake() -> None:
+        with cond:
+            answers.extend(json.loads(d) for t, d in core.drain() if t == "/edgevox/say/done")
+            cond.notify_all()
+
+    core = RosBridgeCore(app.bus, Ros2BridgeConfig(enabled=True), bridge="ros2", on_say=app.say)
+    core.start(wake=wake)
+    try:
+        assert "/edgevox/say/done" in core.outgoing_topics()
+        core.handle("/edgevox/say", json.dumps({"text": "Dinner is at seven."}))
+        core.handle("/edgevox/say", "...")  # nothing speakable
+        with cond:
+            assert cond.wait_for(lambda: len(answers) == 2, 10), answers
+        by_text = {a["say"]: a for a in answers}
+        spoken = by_text["Dinner is at seven."]
+        assert spoken["status"] == "completed" and spoken["turn_id"] >= 0 and spoken["error"] == ""
+        assert by_text["..."] == {"say": "...", "turn_id": -1, "status": "refused", "error": "nothing speakable in it"}
+    finally:
+        assert core.stop(2.0)
+        assert app.stop(3.0)
