@@ -422,9 +422,9 @@ class ZenohBridge:
         namespace, when it was last heard and the goals it runs (see ``zenoh_fleet.py``)."""
         return self.roster.inventory()
 
-    def _stop_targets(self) -> tuple[set[str], set[str]]:
-        """(peers present, peers that left) when a stop is sent."""
-        return self.roster.targets()
+    def _stop_targets(self, namespace: str | None = None) -> tuple[set[str], set[str]]:
+        """(peers present, peers that left) when a stop is sent (to ``namespace`` only, if given)."""
+        return self.roster.targets(namespace)
 
     def wait_for_peers(self, count: int = 1, timeout_s: float = 10.0) -> bool:
         """Block until at least ``count`` other bridges are alive in the namespaces this bridge hears."""
@@ -495,8 +495,11 @@ class ZenohBridge:
         if remote_origin(event) is None and _matches(event.kind, self.config.publish_kinds) and self.running:
             self._control.send(event)
 
-    def safety_stop(self, reason: str = "operator stop", *, timeout_s: float | None = None) -> StopDelivery:
-        """Stop every robot in this namespace and wait until each acknowledged it or
+    def safety_stop(
+        self, reason: str = "operator stop", *, timeout_s: float | None = None, namespace: str | None = None
+    ) -> StopDelivery:
+        """Stop every robot in this namespace (with ``namespace``: the robot of a fleet there
+        only, e.g. ``edgevox/site1/r2``) and wait until each acknowledged it or
         ``timeout_s`` (default ``stop_deadline_s``) passed. Returns the :class:`StopDelivery`:
         ``delivery.peers`` says per robot ``stopped``, ``late``, ``unreachable`` (or ``pending``
         when ``timeout_s`` is shorter than the deadline); the stop keeps being retried, and
@@ -505,7 +508,8 @@ class ZenohBridge:
         reaches the peers, the same way)."""
         if not self.running:
             raise BridgeError(f"Zenoh bridge {self.bridge_id}: safety_stop() while not running; call start() first")
-        delivery = self._control.send(StopEvent(source="zenoh", reason=reason))
+        where = self._one_namespace(namespace, "safety_stop") if namespace is not None else ""
+        delivery = self._control.send(StopEvent(source="zenoh", reason=reason), where)
         assert delivery is not None  # a StopEvent always gets one
         delivery.wait(self.config.stop_deadline_s if timeout_s is None else timeout_s)
         return delivery
@@ -539,13 +543,17 @@ class ZenohBridge:
             )
         if not self.running:
             raise BridgeError(f"Zenoh bridge {self.bridge_id}: send() while not running; call start() first")
+        self._put_data(event, self._one_namespace(namespace, "send"))
+
+    @staticmethod
+    def _one_namespace(namespace: str, call: str) -> str:
         namespace = namespace.strip("/")
         if not namespace or any(c in namespace for c in "*$?#") or any(c.isspace() for c in namespace):
             raise BridgeError(
-                f"Zenoh bridge: send(namespace={namespace!r}): name one robot's namespace, e.g. 'edgevox/site1/r1' "
-                f"(no '*', '$', '?', '#' or spaces); robots() lists them"
+                f"Zenoh bridge: {call}(namespace={namespace!r}): name one robot's namespace, e.g. "
+                f"'edgevox/site1/r1' (no '*', '$', '?', '#' or spaces); robots() lists them"
             )
-        self._put_data(event, namespace)
+        return namespace
 
     def _put_data(self, event: Event, namespace: str) -> None:
         session = self._session

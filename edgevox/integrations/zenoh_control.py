@@ -87,6 +87,9 @@ class StopDelivery:
     acked_at: dict[str, float] = field(default_factory=dict)
     cancelled: dict[str, list[str]] = field(default_factory=dict)
     left: set[str] = field(default_factory=set)
+    namespace: str = ""
+    """Where it was put: "" for the bridge's own namespace (every peer heard there), else one
+    robot's namespace (:meth:`ZenohBridge.safety_stop` with ``namespace``)."""
     reported: bool = False
     _cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
@@ -182,8 +185,9 @@ class Seams:
     session: Callable[[], Any]
     """The open Zenoh session, or None once closing."""
     zenoh: Callable[[], Any]
-    targets: Callable[[], tuple[set[str], set[str]]]
-    """(peers present, peers seen before that left): who a stop must reach."""
+    targets: Callable[[str | None], tuple[set[str], set[str]]]
+    """(peers present, peers seen before that left): who a stop must reach; given a namespace,
+    only the peers whose liveliness token lives there."""
     publish_local: Callable[[Event], Any]
     """Hands an event to the bridge's inbox worker, which publishes it (never blocks)."""
     counters: BridgeCounters
@@ -234,19 +238,26 @@ class ControlLane:
 
     # -- sending -----------------------------------------------------------------------------------
 
-    def send(self, event: Event) -> StopDelivery | None:
-        """Queue a local control event for the peers (any thread, never blocks). A stop gets an id
-        and a :class:`StopDelivery` (returned); other control events are sent once."""
+    def send(self, event: Event, namespace: str = "") -> StopDelivery | None:
+        """Queue a local control event for the peers (any thread, never blocks); ``namespace``:
+        for the peers there only (one robot of a fleet). A stop gets an id and a
+        :class:`StopDelivery` (returned); other control events are sent once."""
         delivery = None
         if isinstance(event, StopEvent):
             if not event.stop_id:
                 event = dataclasses.replace(event, stop_id=uuid.uuid4().hex[:16])
             now = time.monotonic()
-            present, gone = self.seams.targets()
+            present, gone = self.seams.targets(namespace or None)
             delivery = StopDelivery(
-                event.stop_id, event.reason, frozenset(present | gone), now, now + self.deadline_s, left=set(gone)
+                event.stop_id,
+                event.reason,
+                frozenset(present | gone),
+                now,
+                now + self.deadline_s,
+                left=set(gone),
+                namespace=namespace,
             )
-        key = f"{self.seams.namespace}/events/{event.kind}"
+        key = f"{namespace or self.seams.namespace}/events/{event.kind}"
         payload = encode_event(event, self.seams.bridge_id)
         with self._cond:
             if self._closed:
@@ -298,7 +309,8 @@ class ControlLane:
                 continue
             if now >= next_at:
                 self.seams.counters.add("stop_retries")
-                self._put(f"{self.seams.namespace}/events/{StopEvent.kind}", payload, block=False)
+                where = delivery.namespace or self.seams.namespace
+                self._put(f"{where}/events/{StopEvent.kind}", payload, block=False)
                 period = self.retry_s if now < delivery.deadline_at else LATE_RETRY_S
                 with self._cond:
                     if stop_id in self._deliveries:

@@ -145,10 +145,13 @@ class PeerRoster:
             home = state.namespace if state is not None else None
         return home is None or namespace == home or namespace.startswith(home + "/")
 
-    def targets(self) -> tuple[set[str], set[str]]:
-        """(peers present, peers that left): who a stop sent now must reach."""
+    def targets(self, namespace: str | None = None) -> tuple[set[str], set[str]]:
+        """(peers present, peers that left): who a stop sent now must reach; with ``namespace``,
+        only those whose token lives there."""
         with self._cond:
-            return set(self._peers), set(self._gone) - set(self._peers)
+            present = {p for p, state in self._peers.items() if namespace in (None, state.namespace)}
+            gone = {p for p, state in self._gone.items() if namespace in (None, state.namespace)}
+            return present, gone - set(self._peers)
 
     def wait_for(self, count: int, timeout_s: float) -> bool:
         with self._cond:

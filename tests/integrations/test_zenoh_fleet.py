@@ -350,6 +350,17 @@ def test_one_stop_from_the_operator_reaches_every_robot_and_each_acknowledges(si
     assert all(skill.token.cancelled for skill in skills)
 
 
+def test_a_stop_for_one_robot_stops_that_robot_alone_and_is_acknowledged_by_it(site):
+    made, _op_bus, operator = site
+    skills = [runtime.activities.start("skill", f"drive {i}") for i, (runtime, _) in enumerate(made)]
+    delivery = operator.safety_stop("r2 only", namespace=f"{FLEET}/r2")
+    assert delivery.peers == {"r2": "stopped"}, delivery.describe()
+    assert skills[1].token.cancelled and not skills[0].token.cancelled
+    with pytest.raises(BridgeError, match="one robot's namespace"):
+        operator.safety_stop("x", namespace=f"{FLEET}/*")
+    skills[0].finish()
+
+
 def test_data_goes_to_the_whole_fleet_or_to_one_robot_and_robots_never_hear_each_other(site):
     from edgevox.cli.bench_fleet_robot import BenchPing
 
