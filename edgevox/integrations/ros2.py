@@ -38,8 +38,8 @@ from edgevox.errors import BridgeError, MissingDependencyError
 from edgevox.integrations.config import Ros2BridgeConfig
 from edgevox.integrations.events import BridgeStateEvent
 from edgevox.integrations.limits import BridgeCounters
-from edgevox.integrations.ros2_diagnostics import DiagnosticsCollector, to_message
-from edgevox.integrations.ros2_rosout import ROSOUT_TOPIC, RosoutHandler
+from edgevox.integrations.ros2_diagnostics import DiagnosticsCollector
+from edgevox.integrations.ros2_entities import Ros2Entities
 from edgevox.integrations.ros2_stop import safety_stop
 from edgevox.integrations.ros_common import RosBridgeCore, TextHandler, resolve_topic
 from edgevox.runtime.lifecycle import ComponentState, StopReport, component_lifecycle, stop_timeout
@@ -121,24 +121,18 @@ class Ros2Bridge:
         self._context: Any = None
         self._executor: Any = None
         self._spin_thread: threading.Thread | None = None
-        self._publishers: dict[str, Any] = {}
-        self._subscriptions: list[Any] = []
-        self._guard: Any = None
+        self._entities: Ros2Entities | None = None
+        """What the bridge created on the node (see ``ros2_entities.py``)."""
+        self._keep_entities = False
+        """Detached: :meth:`stop` leaves the entities on the node for the next bridge."""
         self._life = component_lifecycle("ROS 2 bridge", noun="bridge", error=BridgeError)
         self._detail = ""
         self._lock = threading.Lock()
         self.hardware_id = config.namespace
         """``hardware_id`` of the diagnostics (``edgevox ros2`` sets the application name)."""
-        self._service: Any = None
-        self._rosout: RosoutHandler | None = None
-        self._rosout_publisher: Any = None
-        self._diag_publisher: Any = None
-        self._diag_timer: Any = None
-        self._diag_lock = threading.Lock()
         self.diagnostics: DiagnosticsCollector | None = None
         self.other_bridges: dict[str, BridgeCounters] = {}
         """The application's other bridges' counters by name (``zenoh``...), shown in the diagnostics."""
-        self._outgoing: Any = None
 
     def attach(self, node: Any) -> Ros2Bridge:
         """Host the bridge on ``node`` (before :meth:`start`): what ``node=`` does, for a
@@ -147,6 +141,27 @@ class Ros2Bridge:
             raise BridgeError(f"ROS 2 bridge: attach() after start(); the bridge is {self._life.state.value}")
         self._host_node = self.node = node
         return self
+
+    def adopt(self, entities: Ros2Entities) -> Ros2Bridge:
+        """Serve the topics and services a bridge of an earlier application left on its node
+        (:meth:`detach`), instead of declaring new ones (before :meth:`start`): what a managed
+        node does on ``activate`` after a ``deactivate``."""
+        if self._life.state is not ComponentState.NEW:
+            raise BridgeError(f"ROS 2 bridge: adopt() after start(); the bridge is {self._life.state.value}")
+        self._entities = entities
+        self._host_node = self.node = entities.node
+        return self
+
+    def detach(self) -> Ros2Entities | None:
+        """Stop serving the node's topics and services but leave them there (a managed node's
+        ``deactivate``): from now on nothing is acted on or published until another bridge
+        :meth:`adopt` s them; :meth:`stop` then leaves them. Returns them (None: none yet)."""
+        entities = self._entities
+        if entities is not None:
+            entities.serving = None
+            entities.hardware_id = self.hardware_id
+            self._keep_entities = True
+        return entities
 
     @property
     def counters(self) -> BridgeCounters:
@@ -168,7 +183,9 @@ class Ros2Bridge:
         try:
             if self._host_node is None:
                 self._make_node(rclpy)
-            self._declare(rclpy)
+            if self._entities is None:
+                self._declare()
+            self._start_diagnostics()
         except BridgeError:
             self._teardown(1.0)
             self._life.to(ComponentState.FAILED)
@@ -179,9 +196,12 @@ class Ros2Bridge:
             raise BridgeError(
                 f"bridges.ros2: cannot start node {self.config.node_name!r} in {self.config.namespace!r}: {exc}"
             ) from exc
-        self.core.start(wake=self._wake)
+        entities = self._entities
+        assert entities is not None
+        self.core.start(wake=entities.wake)
         if self.diagnostics is not None:
             self.diagnostics.attach(self.bus)
+        entities.serving = self
         if self._executor is not None:
             self._spin_thread = threading.Thread(target=self._spin, name="edgevox-ros2-spin", daemon=True)
             self._spin_thread.start()
@@ -213,46 +233,22 @@ class Ros2Bridge:
         self._executor = MultiThreadedExecutor(num_threads=self.config.executor_threads, context=self._context)
         self._executor.add_node(self.node)
 
-    def _declare(self, rclpy: Any) -> None:
-        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-        from std_msgs.msg import String
-
-        node = self.node
-        qos = qos_profile(self.config)
-        incoming = ReentrantCallbackGroup()
-        outgoing = MutuallyExclusiveCallbackGroup()
-        for topic in self.core.outgoing_topics():
-            self._publishers[topic] = node.create_publisher(String, topic, qos)
-        for topic in self.core.incoming_topics():
-            self._subscriptions.append(
-                node.create_subscription(
-                    String, topic, lambda msg, _t=topic: self.core.handle(_t, msg.data), qos, callback_group=incoming
-                )
-            )
-        # trigger() is thread-safe; the callback runs on an executor thread and publishes there.
-        self._guard = node.create_guard_condition(self._flush, callback_group=outgoing)
-        if self.config.stop_service:
-            from std_srvs.srv import Trigger
-
-            name = resolve_topic(self.config.namespace, self.config.topics.stop)
-            self._service = node.create_service(Trigger, name, self._stop_service, callback_group=incoming)
-        self._outgoing = outgoing
-        if self.config.rosout:
-            from rcl_interfaces.msg import Log
-            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-
-            rosout_qos = QoSProfile(
-                depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-            )
-            self._rosout_publisher = node.create_publisher(Log, ROSOUT_TOPIC, rosout_qos)
-            self._rosout = RosoutHandler(f"{self.config.namespace.strip('/')}/{self.config.node_name}", self._wake)
-            logging.getLogger("edgevox").addHandler(self._rosout)
-        if self.config.diagnostics_period_s is not None:
-            self._start_diagnostics(self.config.diagnostics_period_s)
+    def _declare(self) -> None:
+        name = f"{self.config.namespace.strip('/')}/{self.config.node_name}"
+        entities = self._entities = Ros2Entities(self.node, name)
+        entities.declare(
+            outgoing_topics=self.core.outgoing_topics(),
+            incoming_topics=list(self.core.incoming_topics()),
+            qos=qos_profile(self.config),
+            stop_service=resolve_topic(self.config.namespace, self.config.topics.stop)
+            if self.config.stop_service
+            else None,
+            rosout=self.config.rosout,
+        )
 
     # -- the stop service ------------------------------------------------------------------------
 
-    def _stop_service(self, _request: Any, response: Any) -> Any:
+    def stop_service(self, _request: Any, response: Any) -> Any:
         """Executor thread: the safety stop, answered with what it stopped (``std_srvs/Trigger``)."""
         reason = f"ROS 2 stop service {resolve_topic(self.config.namespace, self.config.topics.stop)}"
         try:
@@ -272,70 +268,36 @@ class Ros2Bridge:
 
     # -- diagnostics ---------------------------------------------------------------------------------
 
-    def _start_diagnostics(self, period_s: float) -> None:
-        from diagnostic_msgs.msg import DiagnosticArray
-
-        node = self.node
+    def _start_diagnostics(self) -> None:
+        if self.config.diagnostics_period_s is None:
+            return
         if self.diagnostics is None:
             self.diagnostics = DiagnosticsCollector(
-                node=node.get_name(),
+                node=self.node.get_name(),
                 hardware_id=self.hardware_id,
                 counters=self._counters,
                 others=lambda: {name: c.snapshot() for name, c in self.other_bridges.items()},
             )
-        if self._diag_publisher is None:
+        if self._entities is not None and self._entities.diag_timer is None:
             topic = resolve_topic(self.config.namespace, self.config.diagnostics_topic)
-            self._diag_publisher = node.create_publisher(DiagnosticArray, topic, 10)
-        self._diag_timer = node.create_timer(period_s, self._publish_diagnostics, callback_group=self._outgoing)
+            self._entities.set_diagnostics(topic, self.config.diagnostics_period_s)
 
     def _counters(self) -> dict[str, int]:
         return {**self.core.counters.snapshot(), "goals_running": len(self.core.running_goals)}
 
-    def _publish_diagnostics(self) -> None:
-        """Executor thread (the diagnostics timer)."""
-        collector, publisher = self.diagnostics, self._diag_publisher
-        if collector is None or publisher is None:
-            return
-        collector.hardware_id = self.hardware_id
-        try:
-            publisher.publish(to_message(collector.statuses(), self.hardware_id, self.node.get_clock().now().to_msg()))
-        except Exception as exc:  # noqa: BLE001 - an exception would end the executor's spin
-            log.warning("ROS 2 diagnostics not published: %r", exc)
-
     def set_diagnostics_period(self, period_s: float | None) -> None:
         """Publish diagnostics every ``period_s`` seconds from now on (None: stop publishing)."""
-        with self._diag_lock:
-            if self.node is None or not self.running:
-                return
-            if self._diag_timer is not None:
-                self.node.destroy_timer(self._diag_timer)
-                self._diag_timer = None
-            if period_s is not None:
-                self._start_diagnostics(period_s)
-                if self.diagnostics is not None:
-                    self.diagnostics.attach(self.bus)
-
-    def _wake(self) -> None:
-        guard = self._guard
-        if guard is not None:
-            guard.trigger()
-
-    def _flush(self) -> None:
-        """Executor thread: publish everything the outbox holds."""
-        from std_msgs.msg import String
-
-        for topic, data in self.core.drain():
-            publisher = self._publishers.get(topic)
-            if publisher is not None:
-                msg = String()
-                msg.data = data
-                publisher.publish(msg)
-        rosout, rosout_publisher = self._rosout, self._rosout_publisher
-        if rosout is not None and rosout_publisher is not None:
-            from rcl_interfaces.msg import Log
-
-            for record in rosout.drain():
-                rosout_publisher.publish(rosout.message(record, Log))
+        entities = self._entities
+        if entities is None or not self.running:
+            return
+        if period_s is not None and self.diagnostics is None:
+            self.diagnostics = DiagnosticsCollector(
+                node=self.node.get_name(),
+                hardware_id=self.hardware_id,
+                counters=self._counters,
+                others=lambda: {name: c.snapshot() for name, c in self.other_bridges.items()},
+            ).attach(self.bus)
+        entities.set_diagnostics(resolve_topic(self.config.namespace, self.config.diagnostics_topic), period_s)
 
     def _spin(self) -> None:
         try:
@@ -362,10 +324,8 @@ class Ros2Bridge:
 
     def _teardown(self, timeout_s: float) -> bool:
         clean = True
-        if self._rosout is not None:
-            logging.getLogger("edgevox").removeHandler(self._rosout)
-            self._rosout = None
-        node = self.node
+        if self._entities is not None and not self._keep_entities:
+            self._entities.quiet()
         if self._executor is not None:
             clean &= bool(self._executor.shutdown(timeout_sec=timeout_s))
         if self._spin_thread is not None:
@@ -374,31 +334,14 @@ class Ros2Bridge:
             self._spin_thread = None
         if self.diagnostics is not None:
             self.diagnostics.close()
-        if node is not None:
+        entities, self._entities = self._entities, None
+        if entities is not None and entities.serving is self:
+            entities.serving = None
+        if entities is not None and not self._keep_entities:
             # On a host node, remove only what we created; our own node goes entirely.
-            for sub in self._subscriptions:
-                node.destroy_subscription(sub)
-            for pub in self._publishers.values():
-                node.destroy_publisher(pub)
-            if self._guard is not None:
-                node.destroy_guard_condition(self._guard)
-            with self._diag_lock:
-                if self._diag_timer is not None:
-                    node.destroy_timer(self._diag_timer)
-                if self._diag_publisher is not None:
-                    node.destroy_publisher(self._diag_publisher)
-                self._diag_timer = self._diag_publisher = None
-            if self._service is not None:
-                node.destroy_service(self._service)
-                self._service = None
-            if self._rosout_publisher is not None:
-                node.destroy_publisher(self._rosout_publisher)
-                self._rosout_publisher = None
-            if self._host_node is None:
-                node.destroy_node()
-        self._subscriptions.clear()
-        self._publishers.clear()
-        self._guard = None
+            entities.destroy(node_too=self._host_node is None)
+        elif entities is None and self.node is not None and self._host_node is None:
+            self.node.destroy_node()
         if self._context is not None:
             self._context.try_shutdown()
         self._executor = None

@@ -11,10 +11,14 @@ the node's name, e.g. ``/edgevox/edgevox/change_state``) whose transitions drive
   models). Nothing listens or publishes yet.
 * ``activate``: open the devices, start the voice loop and the bridge (topics, the ``stop``
   service, diagnostics). After a ``deactivate`` the App is rebuilt around the loaded engines
-  (no model is loaded again; the conversation starts afresh).
-* ``deactivate``: stop the App (devices closed, turns and skills cancelled, topics removed),
-  keep the models.
-* ``cleanup``: release the App and the models.
+  (no model is loaded again; the conversation starts afresh) and its bridge serves the topics
+  and services that stayed.
+* ``deactivate``: pause, the ROS way: the App stops (devices closed, turns and skills
+  cancelled), the models stay, and so do the topics and services (``ros2_entities.py``): they
+  stay matched, nothing is published but ``/rosout``, an incoming message is not acted on (one
+  log line says to activate the node), the stop service answers that nothing runs and
+  ``/diagnostics`` says ``inactive``.
+* ``cleanup``: release the App, the models, and the topics and services.
 * ``shutdown`` (from any state): stop everything; the App's ``StopReport`` is logged and kept in
   :attr:`Ros2LifecycleAppNode.stop_report`; ``edgevox ros2`` then exits.
 
@@ -41,6 +45,7 @@ from edgevox.integrations.ros2_node import Ros2AppNode
 
 if TYPE_CHECKING:
     from edgevox.config.build import LoadedEngines
+    from edgevox.integrations.ros2_entities import Ros2Entities
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,8 @@ class Ros2LifecycleAppNode(Ros2AppNode):
         super().__init__(*args, **kwargs)
         self.loaded: LoadedEngines | None = None
         """The engines of the configured application, kept across deactivate/activate."""
+        self.paused: Ros2Entities | None = None
+        """The topics and services of a deactivated application, kept for the next activate."""
 
     def start(self) -> Ros2LifecycleAppNode:
         self._open()
@@ -120,12 +127,23 @@ class Ros2LifecycleAppNode(Ros2AppNode):
                 given = self.engines or Engines()  # injected devices (tests) are reused; others open afresh
                 app = self._build(replace(given, stt=kept.stt, llm=kept.llm, tts=kept.tts, vad=kept.vad))
             self.app = None
-            self._start_app(app)  # a device that does not open: start() stops everything and raises
-            self.app = app
+            bridge = self.bridge_of(app)
+            if bridge is not None and self.paused is not None:
+                bridge.adopt(self.paused)  # the topics and services that stayed while inactive
+            try:
+                self._start_app(app)  # a device that does not open: start() stops everything and raises
+            except BaseException:
+                if self.paused is not None and self.paused.destroyed:
+                    self.paused = None  # the failed start removed them; the next activate declares them
+                raise
+            self.app, self.paused = app, None
 
     def deactivate(self) -> None:
         with self._app_lock:
             app, self.app = self.app, None
+            bridge = self.bridge_of(app)
+            if bridge is not None:
+                self.paused = bridge.detach()  # the topics and services stay, serving nothing
             if app is not None:
                 self.stop_report = app.stop(timeout_s=self.config.runtime.shutdown_timeout_s)
                 if not self.stop_report:
@@ -134,8 +152,11 @@ class Ros2LifecycleAppNode(Ros2AppNode):
     def cleanup(self) -> None:
         with self._app_lock:
             app, self.app, self.loaded = self.app, None, None
+            paused, self.paused = self.paused, None
             if app is not None:
                 self.stop_report = app.stop(timeout_s=self.config.runtime.shutdown_timeout_s)
+            if paused is not None:
+                paused.destroy(node_too=False)
 
     def shutdown(self) -> None:
         self.cleanup()

@@ -170,6 +170,16 @@ class Client:
         result = self.take("skill/result", lambda m: m["goal_id"] == goal_id and m["status"] != "accepted")
         return ("RESULT", result) if result else ("TIMEOUT", "result")
 
+    def publishers(self, name: str) -> tuple[str, object]:
+        """The ids of the edgevox node's publishers on ``<namespace>/<name>`` (once discovered)."""
+        topic = f"{self.ns}/{name}"
+
+        def gids() -> list[str]:
+            infos = self.node.get_publishers_info_by_topic(topic)
+            return sorted(bytes(i.endpoint_gid).hex() for i in infos if i.node_name != self.node.get_name())
+
+        return ("PUBLISHERS", gids()) if self.spin_until(lambda: bool(gids()), 30.0) else ("TIMEOUT", topic)
+
     def trigger(self) -> tuple[str, object]:
         resp = self.call("stop", Trigger.Request())
         return ("TRIGGER", {"success": resp.success, "message": resp.message}) if resp else ("TIMEOUT", "trigger")

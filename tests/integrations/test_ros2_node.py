@@ -113,11 +113,19 @@ def test_a_managed_node_is_configured_activated_stopped_deactivated_and_cleaned_
     assert float(voice["values"]["transcript->first_token"]) >= 0.0
     assert {"edgevox: supervision", "edgevox: bridge"} <= set(statuses)
 
-    # deactivate keeps the models: activating again answers at once; then cleanup releases all.
+    # deactivate pauses (issue 26): the models, the topics and the stop service stay (the same
+    # publishers, still matched); the stop service says nothing runs; activating again answers at
+    # once on the same topics. Then cleanup releases all.
+    reply_publishers = ask(client, "publishers reply", "PUBLISHERS")
+    assert len(reply_publishers) == 1
     assert ask(client, "change deactivate", "CHANGED") is True
     assert ask(client, "state", "STATE") == "inactive"
+    assert ask(client, "publishers reply", "PUBLISHERS") == reply_publishers
+    inactive = ask(client, "trigger", "TRIGGER")
+    assert inactive == {"success": True, "message": "stopped: nothing was running (the node is inactive)"}
     assert ask(client, "change activate", "CHANGED") is True
     assert ask(client, "text are you back", "REPLY")["reply_text"] == "temperature 0.9"
+    assert ask(client, "publishers reply", "PUBLISHERS") == reply_publishers
     assert ask(client, "change deactivate", "CHANGED") is True
     assert ask(client, "change cleanup", "CHANGED") is True
     assert ask(client, "state", "STATE") == "unconfigured"
