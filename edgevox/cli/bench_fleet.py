@@ -35,14 +35,16 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgevox.cli.args import COUNT, SECONDS
+
+if TYPE_CHECKING:  # imported where used: building the CLI's parser must not load the bridge
+    from edgevox.cli.bench_fleet_robot import Fleet, Robot
 
 
 def add_fleet_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
@@ -56,152 +58,10 @@ def add_fleet_parser(bench_subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _proc_status(pid: int | str) -> tuple[float, int]:
-    """(RSS in MB, OS threads) of a process from ``/proc``."""
-    rss_kb = threads = 0
-    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss_kb = int(line.split()[1])
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-    return rss_kb / 1024, threads
-
-
 def _pct(values: list[float], q: float) -> float:
     from edgevox.voice.latency import percentile
 
     return percentile(values, q) if values else float("nan")
-
-
-class Robot:
-    """One robot process, and what the operator heard from it."""
-
-    def __init__(self, name: str) -> None:
-        from edgevox.cli.bench_fleet_robot import namespace
-
-        self.name = name
-        self.namespace = namespace(name)
-        self.endpoint = f"tcp/127.0.0.1:{_free_port()}"
-        cmd = [
-            sys.executable,
-            "-m",
-            "edgevox.cli.bench_fleet_robot",
-            "robot",
-            "--name",
-            name,
-            "--listen",
-            self.endpoint,
-        ]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "READY":
-            raise RuntimeError(f"robot {name} did not start")
-        self.fleet: Fleet | None = None
-        self.cond = threading.Condition()
-        self.pongs: set[int] = set()
-        self.last_pong: Any = None
-        self.started = 0
-        self.cancelled: list[float] = []
-        self.lost_goals: list[tuple[str, float]] = []
-
-    def heard(self, event: Any) -> None:
-        """Operator's bus: an event this robot sent."""
-        from edgevox.cli.bench_fleet_robot import BenchCancelled, BenchPong, BenchStarted
-
-        with self.cond:
-            if isinstance(event, BenchPong):
-                self.pongs.add(event.n)
-                self.last_pong = event
-            elif isinstance(event, BenchStarted):
-                self.started += 1
-            elif isinstance(event, BenchCancelled):
-                self.cancelled.append(event.at)
-            elif getattr(event, "state", "") == "lost":
-                self.lost_goals.append((event.goal_id, time.monotonic()))
-            self.cond.notify_all()
-
-    def send(self, event: Any) -> None:
-        """A data event to this robot alone, on the operator's one bridge."""
-        assert self.fleet is not None
-        self.fleet.bridge.send(event, namespace=self.namespace)
-
-    def wait(self, predicate: Any, timeout_s: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(predicate, timeout_s)
-
-    def fresh_pong(self, base: int) -> Any:
-        """The robot's answer to a ping sent now. A ping and its pong are data, which a congested
-        link may drop (and count): the ping is sent again, up to 20 times, until one is answered."""
-        from edgevox.cli.bench_fleet_robot import BenchPing
-
-        for n in range(base, base + 20):
-            self.send(BenchPing(source="operator", n=n))
-            if self.wait(lambda n=n: n in self.pongs, 1.0):
-                return self.last_pong
-        raise RuntimeError(f"robot {self.name} answered none of 20 pings")
-
-    def start_skill(self) -> bool:
-        from edgevox.cli.bench_fleet_robot import BenchGo
-
-        before = self.started
-        self.send(BenchGo(source="operator"))
-        return self.wait(lambda: self.started > before, 10)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-class Fleet:
-    """N robot processes and the operator: one bus and one bridge (``robots: "*"``) for all of them."""
-
-    def __init__(self, count: int) -> None:
-        from edgevox.cli.bench_fleet_robot import operator_config
-        from edgevox.integrations.serialization import remote_origin
-        from edgevox.integrations.zenoh_bridge import ZenohBridge
-        from edgevox.runtime.bus import EventBus
-
-        self.robots: list[Robot] = []
-        try:
-            for i in range(count):
-                self.robots.append(Robot(f"r{i + 1}"))
-        except BaseException:
-            for robot in self.robots:
-                robot.close()
-            raise
-        by_name = {robot.name: robot for robot in self.robots}
-        for robot in self.robots:
-            robot.fleet = self
-        self.bus = EventBus("operator")
-        self.bus.subscribe(
-            ("bench.*", "agent.skill_state"),
-            lambda e: by_name[remote_origin(e) or ""].heard(e) if (remote_origin(e) or "") in by_name else None,
-        )
-        self.bridge = ZenohBridge(
-            self.bus, operator_config([r.endpoint for r in self.robots]), bridge_id="operator"
-        ).start()
-        if not self.bridge.wait_for_peers(count, 20):
-            self.close()
-            raise RuntimeError(f"{count} robots not reachable: {sorted(self.bridge.peers)}")
-
-    def close(self) -> None:
-        self.bridge.stop()
-        self.bus.close()
-        for robot in self.robots:
-            robot.close()
 
 
 def round_trips(fleet: Fleet, robots: list[Robot], trials: int, start: int = 0) -> list[float]:
@@ -363,6 +223,8 @@ def run_fleet(args: argparse.Namespace) -> int:
     except ValueError:
         print(f"edgevox bench fleet: --robots {args.robots!r}: give robot counts from 1 to 32, e.g. 1,2,4,8")
         return 2
+    from edgevox.cli.bench_fleet_robot import Fleet, proc_status
+
     print(
         "N  round trip p50/p99 ms  pings/s  operator RSS MB/threads  robot RSS MB/threads  stop->all cancelled p50/p99 ms"
     )
@@ -372,8 +234,8 @@ def run_fleet(args: argparse.Namespace) -> int:
             rtt = round_trips(fleet, fleet.robots, args.trials)
             rate = throughput(fleet)
             stops = [s for s in (stop_all(fleet) for _ in range(args.trials)) if s is not None]
-            op = _proc_status("self")
-            rs = [_proc_status(r.proc.pid) for r in fleet.robots]
+            op = proc_status("self")
+            rs = [proc_status(r.proc.pid) for r in fleet.robots]
             print(
                 f"{n:<2} {_pct(rtt, 50) * 1000:7.1f} / {_pct(rtt, 99) * 1000:6.1f}   {rate:7.0f}  "
                 f"{op[0]:8.0f} / {op[1]:<4}             {max(r[0] for r in rs):6.0f} / {max(r[1] for r in rs):<4}"

@@ -1,4 +1,6 @@
-"""The processes of ``edgevox bench fleet``: a robot, and a commander that starts a skill on it.
+"""The processes of ``edgevox bench fleet``: a robot, and a commander that starts a skill on it;
+and the operator's handles on them (:class:`Robot`, :class:`Fleet`: N robot processes and one
+operator bridge reaching all of them).
 
     python -m edgevox.cli.bench_fleet_robot robot --name r1 --listen tcp/127.0.0.1:7447
     python -m edgevox.cli.bench_fleet_robot commander --name c1 --robot r1 --connect tcp/127.0.0.1:7447
@@ -18,11 +20,13 @@ says the skill runs, then waits to be killed (the dead-man fault).
 from __future__ import annotations
 
 import argparse
+import socket
+import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from edgevox.agents.events import SkillStateEvent
 from edgevox.integrations.config import ZenohBridgeConfig
@@ -186,6 +190,146 @@ def run_commander(args: argparse.Namespace) -> int:
     print("STARTED" if started.wait(20) else "NOT_STARTED", flush=True)
     sys.stdin.read()
     return 0
+
+
+# -- the operator's side: handles on robot processes --------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def proc_status(pid: int | str) -> tuple[float, int]:
+    """(RSS in MB, OS threads) of a process from ``/proc``."""
+    rss_kb = threads = 0
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss_kb = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return rss_kb / 1024, threads
+
+
+class Robot:
+    """One robot process, and what the operator heard from it."""
+
+    def __init__(self, name: str) -> None:
+
+        self.name = name
+        self.namespace = namespace(name)
+        self.endpoint = f"tcp/127.0.0.1:{free_port()}"
+        cmd = [
+            sys.executable,
+            "-m",
+            "edgevox.cli.bench_fleet_robot",
+            "robot",
+            "--name",
+            name,
+            "--listen",
+            self.endpoint,
+        ]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "READY":
+            raise RuntimeError(f"robot {name} did not start")
+        self.fleet: Fleet | None = None
+        self.cond = threading.Condition()
+        self.pongs: set[int] = set()
+        self.last_pong: Any = None
+        self.started = 0
+        self.cancelled: list[float] = []
+        self.lost_goals: list[tuple[str, float]] = []
+
+    def heard(self, event: Any) -> None:
+        """Operator's bus: an event this robot sent."""
+
+        with self.cond:
+            if isinstance(event, BenchPong):
+                self.pongs.add(event.n)
+                self.last_pong = event
+            elif isinstance(event, BenchStarted):
+                self.started += 1
+            elif isinstance(event, BenchCancelled):
+                self.cancelled.append(event.at)
+            elif getattr(event, "state", "") == "lost":
+                self.lost_goals.append((event.goal_id, time.monotonic()))
+            self.cond.notify_all()
+
+    def send(self, event: Any) -> None:
+        """A data event to this robot alone, on the operator's one bridge."""
+        assert self.fleet is not None
+        self.fleet.bridge.send(event, namespace=self.namespace)
+
+    def wait(self, predicate: Any, timeout_s: float) -> bool:
+        with self.cond:
+            return self.cond.wait_for(predicate, timeout_s)
+
+    def fresh_pong(self, base: int) -> Any:
+        """The robot's answer to a ping sent now. A ping and its pong are data, which a congested
+        link may drop (and count): the ping is sent again, up to 20 times, until one is answered."""
+
+        for n in range(base, base + 20):
+            self.send(BenchPing(source="operator", n=n))
+            if self.wait(lambda n=n: n in self.pongs, 1.0):
+                return self.last_pong
+        raise RuntimeError(f"robot {self.name} answered none of 20 pings")
+
+    def start_skill(self) -> bool:
+
+        before = self.started
+        self.send(BenchGo(source="operator"))
+        return self.wait(lambda: self.started > before, 10)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Fleet:
+    """N robot processes and the operator: one bus and one bridge (``robots: "*"``) for all of them."""
+
+    def __init__(self, count: int) -> None:
+        from edgevox.integrations.serialization import remote_origin
+        from edgevox.integrations.zenoh_bridge import ZenohBridge
+        from edgevox.runtime.bus import EventBus
+
+        self.robots: list[Robot] = []
+        try:
+            for i in range(count):
+                self.robots.append(Robot(f"r{i + 1}"))
+        except BaseException:
+            for robot in self.robots:
+                robot.close()
+            raise
+        by_name = {robot.name: robot for robot in self.robots}
+        for robot in self.robots:
+            robot.fleet = self
+        self.bus = EventBus("operator")
+        self.bus.subscribe(
+            ("bench.*", "agent.skill_state"),
+            lambda e: by_name[remote_origin(e) or ""].heard(e) if (remote_origin(e) or "") in by_name else None,
+        )
+        self.bridge = ZenohBridge(
+            self.bus, operator_config([r.endpoint for r in self.robots]), bridge_id="operator"
+        ).start()
+        if not self.bridge.wait_for_peers(count, 20):
+            self.close()
+            raise RuntimeError(f"{count} robots not reachable: {sorted(self.bridge.peers)}")
+
+    def close(self) -> None:
+        self.bridge.stop()
+        self.bus.close()
+        for robot in self.robots:
+            robot.close()
 
 
 def main(argv: list[str] | None = None) -> int:

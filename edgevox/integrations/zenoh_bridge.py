@@ -75,7 +75,8 @@ from edgevox.integrations.serialization import (
     mark_remote,
     remote_origin,
 )
-from edgevox.integrations.zenoh_control import ControlLane, Seams, StopDelivery
+from edgevox.integrations.zenoh_control import ControlLane, Seams
+from edgevox.integrations.zenoh_delivery import StopDelivery
 from edgevox.integrations.zenoh_fleet import MAX_PEERS, PEER_ID, FleetPeer, PeerRoster
 from edgevox.integrations.zenoh_serve import PeerRequests
 from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings, fleet_refusal

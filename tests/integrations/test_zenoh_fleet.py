@@ -12,13 +12,14 @@ import time
 import pytest
 
 from edgevox.agents.events import SkillStateEvent
-from edgevox.cli.bench_fleet import Fleet, killed_operator, paused_robot
+from edgevox.cli.bench_fleet import killed_operator, paused_robot
+from edgevox.cli.bench_fleet_robot import Fleet
 from edgevox.errors import BridgeError
 from edgevox.integrations.config import ZenohBridgeConfig
 from edgevox.integrations.events import StopDeliveryEvent
 from edgevox.integrations.serialization import encode_event
 from edgevox.integrations.zenoh_bridge import ZenohBridge
-from edgevox.integrations.zenoh_control import StopDelivery
+from edgevox.integrations.zenoh_delivery import StopDelivery
 from edgevox.integrations.zenoh_fleet import MAX_GOALS_PER_PEER, PeerRoster
 from edgevox.runtime.bus import EventBus
 from edgevox.runtime.events import StopEvent
