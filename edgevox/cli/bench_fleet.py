@@ -27,7 +27,8 @@ and once, at the largest N, the fault table:
   robot 1, against the same without the burst;
 * data lost on the way, and whether every loss was counted.
 
-ROS 2's junk-cancel flood is not part of this benchmark yet (``docs/distributed.md`` says so).
+* **ROS 2 junk-cancel flood** (real rclpy, ``bench_fleet_ros.py``): a node publishes 500 junk
+  cancels, then cancels its own running goal: answered or not, and how fast.
 """
 
 from __future__ import annotations
@@ -292,6 +293,18 @@ def faults(fleet: Fleet, args: argparse.Namespace) -> None:
         "killed operator: dead-man cancelled the robot's skill "
         + (f"{took * 1000:.0f} ms after the kill" if took is not None else "NOT within 15 s")
     )
+    from edgevox.cli.bench_fleet_ros import junk_cancel_flood
+
+    flood = junk_cancel_flood(trials=5, junk=500)
+    if isinstance(flood, str):
+        print(f"ROS 2 junk-cancel flood: {flood}")
+    else:
+        took = flood["latencies_s"]
+        print(
+            f"ROS 2 junk-cancel flood: {flood['answered']} of {flood['trials']} cancels of a running goal answered "
+            f"'cancelled' through 500 junk cancels each ({flood['rate_limited']} junk rate-limited); cancel -> "
+            f"result p50 {_pct(took, 50) * 1000:.1f} ms, max {max(took, default=float('nan')) * 1000:.1f} ms"
+        )
     first.start_skill()
     lost_before = len(first.lost_goals)
     first.proc.kill()

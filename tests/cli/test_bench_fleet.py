@@ -29,6 +29,8 @@ def test_a_small_fleet_bench_prints_every_figure_and_loses_no_stop():
     assert "killed operator: dead-man cancelled the robot's skill" in out and "NOT within" not in out, out
     assert "killed robot: a stop reports r1 unreachable" in out, out
     assert "its running goal marked lost" in out, out
+    # Real rclpy: each cancel of a running goal is answered through 500 junk cancels (it is installed here).
+    assert "ROS 2 junk-cancel flood: 5 of 5 cancels of a running goal answered 'cancelled'" in out, out
     assert "inventory: r1 (edgevox/fleet/r1): present" in out and "r2 (edgevox/fleet/r2): present" in out, out
 
 
