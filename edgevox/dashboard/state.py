@@ -57,6 +57,7 @@ from edgevox.dashboard.views import (
     background_row,
     blackboard_view,
     bridge_losses,
+    fleet_rows,
     jsonable,
     log_entry,
     supervision_tree,
@@ -410,6 +411,7 @@ class DashboardState:
             },
             "stream_events": self.stream_events,
             "bridges": bridge_losses(app.bridges),
+            "robots": fleet_rows(app.bridges),
         }
 
 

@@ -163,12 +163,37 @@ def blackboard_view(app: App) -> dict[str, Any]:
 __all__ = [
     "background_row",
     "blackboard_view",
+    "fleet_rows",
     "duration",
     "jsonable",
     "log_entry",
     "readable_number",
     "supervision_tree",
 ]
+
+
+def fleet_rows(bridges: Iterable[tuple[str, Any]], now: float | None = None) -> list[dict[str, Any]]:
+    """The robots a Zenoh bridge hears (its inventory, ``ZenohBridge.robots()``), one row each:
+    id, namespace, present or left, seconds since last heard, the goals it runs."""
+    from edgevox.integrations.zenoh_fleet import FleetPeer
+
+    now = time.monotonic() if now is None else now
+    rows = []
+    for name, bridge in bridges:
+        robots = getattr(bridge, "robots", None)
+        for peer in robots() if callable(robots) else ():
+            if isinstance(peer, FleetPeer):
+                rows.append(
+                    {
+                        "bridge": name,
+                        "id": peer.bridge_id,
+                        "namespace": peer.namespace,
+                        "present": peer.present,
+                        "heard_s": round(now - peer.last_heard_at, 1),
+                        "goals": list(peer.goals),
+                    }
+                )
+    return rows
 
 
 def bridge_losses(bridges: Iterable[tuple[str, Any]]) -> dict[str, dict[str, int]]:

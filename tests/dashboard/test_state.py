@@ -211,3 +211,27 @@ def test_the_status_shows_what_each_bridge_lost_and_nothing_for_a_bridge_that_lo
         }
     finally:
         bus.close()
+
+
+def test_the_status_lists_the_robots_a_zenoh_bridge_hears_with_their_goals():
+    from edgevox.agents.events import SkillStateEvent
+    from edgevox.dashboard.views import fleet_rows
+    from edgevox.integrations.config import ZenohBridgeConfig
+    from edgevox.integrations.zenoh_bridge import ZenohBridge
+    from edgevox.runtime.bus import EventBus
+
+    bus = EventBus("fleet")
+    operator = ZenohBridge(bus, ZenohBridgeConfig(namespace="edgevox/site", robots="*"), bridge_id="base")
+    operator.roster.join("r1", "edgevox/site/r1", 10.0)
+    operator.roster.heard("r1", 12.0, SkillStateEvent(skill="go_to", goal_id="g1", state="running"))
+    operator.roster.join("r2", "edgevox/site/r2", 10.0)
+    operator.roster.leave("r2", 11.0)
+    try:
+        assert fleet_rows([("zenoh", operator), ("custom", object())], now=13.0) == [
+            {"bridge": "zenoh", "id": "r1", "namespace": "edgevox/site/r1", "present": True, "heard_s": 1.0,
+             "goals": ["go_to:g1"]},
+            {"bridge": "zenoh", "id": "r2", "namespace": "edgevox/site/r2", "present": False, "heard_s": 3.0,
+             "goals": []},
+        ]  # fmt: skip
+    finally:
+        bus.close()
