@@ -271,6 +271,13 @@ class Ros2Bridge:
     def _start_diagnostics(self) -> None:
         if self.config.diagnostics_period_s is None:
             return
+        self._collector()
+        if self._entities is not None and self._entities.diag_timer is None:
+            topic = resolve_topic(self.config.namespace, self.config.diagnostics_topic)
+            self._entities.set_diagnostics(topic, self.config.diagnostics_period_s)
+
+    def _collector(self) -> DiagnosticsCollector:
+        """The diagnostics of this bridge's application (made once)."""
         if self.diagnostics is None:
             self.diagnostics = DiagnosticsCollector(
                 node=self.node.get_name(),
@@ -278,9 +285,7 @@ class Ros2Bridge:
                 counters=self._counters,
                 others=lambda: {name: c.snapshot() for name, c in self.other_bridges.items()},
             )
-        if self._entities is not None and self._entities.diag_timer is None:
-            topic = resolve_topic(self.config.namespace, self.config.diagnostics_topic)
-            self._entities.set_diagnostics(topic, self.config.diagnostics_period_s)
+        return self.diagnostics
 
     def _counters(self) -> dict[str, int]:
         return {**self.core.counters.snapshot(), "goals_running": len(self.core.running_goals)}
@@ -291,12 +296,7 @@ class Ros2Bridge:
         if entities is None or not self.running:
             return
         if period_s is not None and self.diagnostics is None:
-            self.diagnostics = DiagnosticsCollector(
-                node=self.node.get_name(),
-                hardware_id=self.hardware_id,
-                counters=self._counters,
-                others=lambda: {name: c.snapshot() for name, c in self.other_bridges.items()},
-            ).attach(self.bus)
+            self._collector().attach(self.bus)
         entities.set_diagnostics(resolve_topic(self.config.namespace, self.config.diagnostics_topic), period_s)
 
     def _spin(self) -> None:
