@@ -200,6 +200,7 @@ class ZenohBridge:
                 lambda event: self._inbox.put(event),
                 self.counters,
                 self._bad,
+                homes=self.roster.homes,
             ),
             retry_s=config.stop_retry_s,
             deadline_s=config.stop_deadline_s,

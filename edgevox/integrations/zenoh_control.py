@@ -88,6 +88,9 @@ class Seams:
     """Hands an event to the bridge's inbox worker, which publishes it (never blocks)."""
     counters: BridgeCounters
     bad: BadInputLog
+    homes: Callable[[set[str]], dict[str, str]] = lambda peers: {}
+    """Peer id -> the namespace its liveliness token lives in, for those known: a retry goes
+    there, to the robots that have not acknowledged, not again to the whole fleet."""
 
 
 class ControlLane:
@@ -205,12 +208,20 @@ class ControlLane:
                 continue
             if now >= next_at:
                 self.seams.counters.add("stop_retries")
-                where = delivery.namespace or self.seams.namespace
-                self._put(f"{where}/events/{StopEvent.kind}", payload, block=False)
+                for where in self._retry_namespaces(delivery):
+                    self._put(f"{where}/events/{StopEvent.kind}", payload, block=False)
                 period = self.retry_s if now < delivery.deadline_at else LATE_RETRY_S
                 with self._cond:
                     if stop_id in self._deliveries:
                         self._deliveries[stop_id] = (delivery, payload, now + period)
+
+    def _retry_namespaces(self, delivery: StopDelivery) -> set[str]:
+        """Where a retry goes: the namespace of each robot that has not acknowledged (the one the
+        stop was put in, for a robot whose namespace is not known)."""
+        first = delivery.namespace or self.seams.namespace
+        missing = delivery.unacknowledged
+        homes = self.seams.homes(missing)
+        return {homes.get(peer, first) for peer in missing} or {first}
 
     def _behind(self, stop_id: str) -> bool:
         """Some peer has not acknowledged a stop other than ``stop_id`` (and has not left)."""

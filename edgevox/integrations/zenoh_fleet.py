@@ -145,6 +145,12 @@ class PeerRoster:
             home = state.namespace if state is not None else None
         return home is None or namespace == home or namespace.startswith(home + "/")
 
+    def homes(self, peers: set[str]) -> dict[str, str]:
+        """Peer id -> the namespace its token lives (or lived) in, for those of ``peers`` known."""
+        with self._cond:
+            found = {p: self._peers.get(p) or self._gone.get(p) for p in peers}
+        return {p: state.namespace for p, state in found.items() if state is not None}
+
     def targets(self, namespace: str | None = None) -> tuple[set[str], set[str]]:
         """(peers present, peers that left): who a stop sent now must reach; with ``namespace``,
         only those whose token lives there."""

@@ -82,6 +82,7 @@ def test_the_roster_keeps_each_peer_namespace_last_heard_and_open_goals():
     (gone,) = roster.inventory()
     assert not gone.present and gone.left_at == 5.0 and gone.goals == ()
     assert roster.targets() == (set(), {"r1"})
+    assert roster.homes({"r1", "never-seen"}) == {"r1": "edgevox/site/r1"}  # a retry goes to its namespace
     assert roster.join("r1", "edgevox/site/r1", 6.0) is True  # it came back
     assert roster.targets() == ({"r1"}, set())
 
