@@ -46,7 +46,10 @@ from edgevox.config.fields import HOUR_S, Period, PosInt, RatePerSecond, Section
 
 _TOPIC_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ROS_NAMESPACE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)*/?$")
-_KEY_CHUNK = re.compile(r"^[^*$?#\s/]+$")
+KEY_CHUNK = re.compile(r"^[^*$?#\s/]+$")
+"""One chunk of a Zenoh key (between slashes) that names a thing: no wildcard or special character."""
+BRIDGE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+"""A bridge's id on the network, also a fleet member's certificate name."""
 
 Seconds = ShortSeconds
 """A positive duration in seconds, at most an hour."""
@@ -365,7 +368,7 @@ class ZenohBridgeConfig(Section):
     @classmethod
     def _check_namespace(cls, value: str) -> str:
         value = value.strip("/")
-        if not value or not all(_KEY_CHUNK.match(c) for c in value.split("/")):
+        if not value or not all(KEY_CHUNK.match(c) for c in value.split("/")):
             raise ValueError(
                 f"namespace {value!r}: use '/'-separated names without '*', '$', '?', '#' or spaces, e.g. 'edgevox/robot1'"
             )
@@ -374,7 +377,7 @@ class ZenohBridgeConfig(Section):
     @field_validator("bridge_id")
     @classmethod
     def _check_bridge_id(cls, value: str) -> str:
-        if value and not re.match(r"^[A-Za-z0-9_.-]{1,64}$", value):
+        if value and not BRIDGE_ID.match(value):
             raise ValueError(f"bridge_id {value!r}: 1 to 64 letters, digits, '_', '.' or '-', e.g. 'robot1'")
         return value
 
@@ -382,7 +385,7 @@ class ZenohBridgeConfig(Section):
     @classmethod
     def _check_fleet(cls, value: str) -> str:
         value = value.strip("/")
-        if value and not all(_KEY_CHUNK.match(c) for c in value.split("/")):
+        if value and not all(KEY_CHUNK.match(c) for c in value.split("/")):
             raise ValueError(
                 f"fleet {value!r}: the operator's namespace, '/'-separated names without '*', '$', '?', '#' or "
                 f"spaces, e.g. 'edgevox/site1'"
@@ -393,7 +396,7 @@ class ZenohBridgeConfig(Section):
     @classmethod
     def _check_robots(cls, value: str) -> str:
         value = value.strip("/")
-        if value and not all(c in ("*", "**") or _KEY_CHUNK.match(c) for c in value.split("/")):
+        if value and not all(c in ("*", "**") or KEY_CHUNK.match(c) for c in value.split("/")):
             raise ValueError(
                 f"robots {value!r}: a key expression under namespace, e.g. '*' (every robot at <namespace>/<name>) "
                 f"or 'arm-1'; chunks are names, '*' or '**'"

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from edgevox.agents.events import SkillStateEvent
 from edgevox.errors import BridgeError, BusClosedError
-from edgevox.integrations.config import ZenohBridgeConfig
+from edgevox.integrations.config import BRIDGE_ID, ZenohBridgeConfig
 from edgevox.integrations.events import BridgePeerEvent, BridgeStateEvent
 from edgevox.integrations.limits import BadInputLog, BridgeCounters, BridgeInbox, TokenBucket
 from edgevox.integrations.serialization import (
@@ -77,7 +77,7 @@ from edgevox.integrations.serialization import (
 )
 from edgevox.integrations.zenoh_control import ControlLane, Seams
 from edgevox.integrations.zenoh_delivery import StopDelivery
-from edgevox.integrations.zenoh_fleet import MAX_PEERS, PEER_ID, FleetPeer, PeerRoster
+from edgevox.integrations.zenoh_fleet import MAX_PEERS, FleetPeer, PeerRoster
 from edgevox.integrations.zenoh_serve import PeerRequests
 from edgevox.integrations.zenoh_session import _import_zenoh, build_zenoh_config, exposure_warnings, fleet_refusal
 from edgevox.runtime.blackboard import Request
@@ -678,7 +678,7 @@ class ZenohBridge:
             seq = int(number)
         except (UnicodeDecodeError, ValueError):
             return  # not ours to judge; the payload checks refuse what is wrong
-        if not PEER_ID.match(sender) or seq < 1:
+        if not BRIDGE_ID.match(sender) or seq < 1:
             return
         with self._lock:
             last = self._in_seq.pop((sender, namespace), 0)

@@ -22,18 +22,17 @@ Bounded: at most :data:`MAX_PEERS` present and the last 64 gone; at most
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from edgevox.agents.events import SkillStateEvent
+from edgevox.integrations.config import BRIDGE_ID
 
 MAX_PEERS = 1024
 MAX_GONE = 64
 MAX_GOALS_PER_PEER = 256
-PEER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 OPEN_GOAL_STATES = frozenset({"pending", "running"})
 """``agent.skill_state`` states of a goal that has not ended."""
 
@@ -87,7 +86,7 @@ class PeerRoster:
         with self._cond:
             if peer in self._peers:
                 return None
-            if not PEER_ID.match(peer) or len(self._peers) >= MAX_PEERS:
+            if not BRIDGE_ID.match(peer) or len(self._peers) >= MAX_PEERS:
                 return False
             self._gone.pop(peer, None)
             self._peers[peer] = _Peer(namespace, now, now)

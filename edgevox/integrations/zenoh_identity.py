@@ -40,15 +40,13 @@ import datetime
 import ipaddress
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from edgevox.errors import ConfigError, MissingDependencyError
+from edgevox.integrations.config import BRIDGE_ID, KEY_CHUNK
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_KEY_CHUNK = re.compile(r"^[^*$?#\s/]+$")
 ALL_MESSAGES = (
     "put",
     "delete",
@@ -80,7 +78,7 @@ def parse_robot(text: str) -> FleetMember:
     """``r1=robot1.local:7447`` -> a robot member; one clear error when it is not that."""
     name, sep, endpoint = text.partition("=")
     host, colon, port = endpoint.rpartition(":")
-    if not (sep and _NAME.match(name) and host and colon and port.isdigit() and 0 < int(port) < 65536):
+    if not (sep and BRIDGE_ID.match(name) and host and colon and port.isdigit() and 0 < int(port) < 65536):
         raise ConfigError(
             f"--robot {text!r}: write NAME=HOST:PORT, e.g. r1=robot1.local:7447 (NAME: letters, digits, '_', '.', '-')"
         )
@@ -99,10 +97,10 @@ def init_fleet(
     """Write the CA, each member's certificate, key, Zenoh config and ``bridges.zenoh`` section
     (see the module docstring). Returns the files written. Refuses to overwrite an existing CA."""
     fleet = fleet.strip("/")
-    if not fleet or not all(_KEY_CHUNK.match(c) for c in fleet.split("/")):
+    if not fleet or not all(KEY_CHUNK.match(c) for c in fleet.split("/")):
         raise ConfigError(f"--fleet {fleet!r}: a namespace such as 'edgevox/site1' (no '*', '$', '?', '#', spaces)")
     names = [operator, *(r.name for r in robots)]
-    bad = [n for n in names if not _NAME.match(n)]
+    bad = [n for n in names if not BRIDGE_ID.match(n)]
     if bad or not robots or len(set(names)) != len(names):
         raise ConfigError(
             f"edgevox fleet init: names must be distinct, at least one robot, letters, digits, '_', '.', '-' "

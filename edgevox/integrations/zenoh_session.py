@@ -74,21 +74,14 @@ def build_zenoh_config(cfg: ZenohBridgeConfig) -> Any:
 
 def exposure_warnings(conf: Any) -> list[str]:
     """Lines saying how a Zenoh config exposes the robot beyond this machine (empty: it does not)."""
-    endpoints = json.loads(conf.get_json("listen/endpoints"))
-    if not isinstance(endpoints, list):
-        return []
-    acl = json.loads(conf.get_json("access_control/enabled")) is True
-    out = []
-    for endpoint in endpoints:
-        proto, _, address = str(endpoint).partition("/")
-        if proto not in _PLAIN_PROTOCOLS or _is_loopback(address):
-            continue
-        out.append(
-            f"bridges.zenoh: listening on {endpoint} without TLS{'' if acl else ' or access_control'}: any host "
-            f"that reaches it can publish events to this robot and read what it sends. Use 127.0.0.1, or a tls/ "
-            f"endpoint with access_control in zenoh_config_file (docs/distributed.md)"
-        )
-    return out
+    acl = _flag(conf, "access_control/enabled")
+    return [
+        f"bridges.zenoh: listening on {endpoint} without TLS{'' if acl else ' or access_control'}: any host "
+        f"that reaches it can publish events to this robot and read what it sends. Use 127.0.0.1, or a tls/ "
+        f"endpoint with access_control in zenoh_config_file (docs/distributed.md)"
+        for endpoint, proto in _listening_beyond_loopback(conf)
+        if proto in _PLAIN_PROTOCOLS
+    ]
 
 
 def fleet_refusal(cfg: ZenohBridgeConfig, conf: Any) -> str | None:
@@ -107,20 +100,29 @@ def fleet_refusal(cfg: ZenohBridgeConfig, conf: Any) -> str | None:
 def unnamed_members(conf: Any) -> str | None:
     """Why a fleet member with this Zenoh config would take commands from anyone (None: it would
     not): it listens beyond this machine without mutual TLS and access control."""
-    endpoints = json.loads(conf.get_json("listen/endpoints"))
-    if not isinstance(endpoints, list):
-        return None
-    acl = json.loads(conf.get_json("access_control/enabled")) is True
-    mtls = json.loads(conf.get_json("transport/link/tls/enable_mtls")) is True
-    for endpoint in endpoints:
-        proto, _, address = str(endpoint).partition("/")
-        if _is_loopback(address):
-            continue
-        if proto != "tls" or not mtls or not acl:
-            missing = [what for what, ok in (("a tls/ endpoint", proto == "tls"), ("enable_mtls", mtls),
-                                             ("access_control", acl)) if not ok]  # fmt: skip
+    acl, mtls = _flag(conf, "access_control/enabled"), _flag(conf, "transport/link/tls/enable_mtls")
+    for endpoint, proto in _listening_beyond_loopback(conf):
+        missing = [what for what, ok in (("a tls/ endpoint", proto == "tls"), ("enable_mtls", mtls),
+                                         ("access_control", acl)) if not ok]  # fmt: skip
+        if missing:
             return f"it listens on {endpoint} without {', '.join(missing)}"
     return None
+
+
+def _listening_beyond_loopback(conf: Any) -> list[tuple[str, str]]:
+    """``(endpoint, protocol)`` of each listen endpoint not on this machine's loopback."""
+    endpoints = json.loads(conf.get_json("listen/endpoints"))
+    out = []
+    for endpoint in endpoints if isinstance(endpoints, list) else ():
+        proto, _, address = str(endpoint).partition("/")
+        if not _is_loopback(address):
+            out.append((str(endpoint), proto))
+    return out
+
+
+def _flag(conf: Any, path: str) -> bool:
+    """A boolean Zenoh setting, True only when set to true."""
+    return json.loads(conf.get_json(path)) is True
 
 
 def _is_loopback(address: str) -> bool:
